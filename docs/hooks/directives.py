@@ -1,0 +1,193 @@
+"""Expand the page directives into HTML/Markdown at build time.
+
+    <!-- calculator: NAME -->   a calculator form with its default results
+    <!-- snippet: NAME -->      snippets/NAME.py, highlighted, runnable, with its CPython output
+    <!-- figure: NAME -->       a build-time figure with its text alternative
+    {{ py: EXPR }}              str(EXPR), evaluated with every chapter2 module in scope
+
+Every result shown before the browser's Python starts is computed here by the
+same code the browser runs later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import importlib
+import io
+import pkgutil
+import re
+import runpy
+import traceback
+from pathlib import Path
+
+import chapter2
+from chapter2 import calculators
+
+DIRECTIVE = re.compile(r"^[ \t]*<!--\s*(calculator|snippet|figure):\s*([\w.-]+)\s*-->[ \t]*$", re.M)
+INLINE_PY = re.compile(r"\{\{\s*py:\s*(.+?)\s*\}\}", re.S)
+
+
+class DirectiveError(RuntimeError):
+    pass
+
+
+def namespace() -> dict:
+    """chapter2's modules by short name (activations, linear, roofline, ...) plus `fmt` and `chapter2`."""
+    ns = {"chapter2": chapter2}
+    for module in pkgutil.iter_modules(chapter2.__path__):
+        if module.name.startswith("_") or module.name in {"kernels", "bench", "figures"}:
+            continue
+        ns[module.name] = importlib.import_module(f"chapter2.{module.name}")
+    ns["fmt"] = ns["format"]
+    return ns
+
+
+def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict) -> str:
+    ns = None
+
+    def inline(match):
+        nonlocal ns
+        ns = ns or namespace()
+        try:
+            return str(eval(match.group(1), dict(ns)))  # noqa: S307 - our own pages, at build time
+        except Exception as err:
+            raise DirectiveError(f"{page_path}: {{{{ py: {match.group(1)} }}}} failed: {err!r}") from err
+
+    def block(match):
+        kind, name = match.group(1), match.group(2)
+        if kind == "calculator":
+            return render_calculator(name)
+        if kind == "snippet":
+            return render_snippet(name, root, snippet_cache)
+        return render_figure(name, page_path)
+
+    markdown = _outside_code(markdown, lambda text: INLINE_PY.sub(inline, text))
+    return DIRECTIVE.sub(block, markdown)
+
+
+def _outside_code(markdown: str, fn) -> str:
+    """Apply fn to the text outside fenced code blocks (so code can show `{{ py: }}` literally)."""
+    parts = re.split(r"(^```.*?^```[ \t]*$)", markdown, flags=re.M | re.S)
+    return "".join(part if i % 2 else fn(part) for i, part in enumerate(parts))
+
+
+# ---------------------------------------------------------------- calculators
+def render_calculator(name: str) -> str:
+    try:
+        calc = calculators.get(name)
+    except KeyError as err:
+        raise DirectiveError(str(err)) from err
+    outputs = calculators.compute(name)  # defaults, computed now by the same function the browser calls
+    fields = "\n".join(_field_html(name, f) for f in calc.fields)
+    rows = "\n".join(_output_html(o, outputs[o.key]) for o in calc.outputs)
+    e = html.escape
+    return f"""
+<div class="c2-calc" data-calculator="{e(name)}" aria-labelledby="c2-calc-{e(name)}-title">
+<p class="c2-calc__title" id="c2-calc-{e(name)}-title">{e(calc.title)}</p>
+<form class="c2-calc__form" novalidate>
+{fields}
+</form>
+<p class="c2-calc__message" data-calc-message role="alert" hidden></p>
+<dl class="c2-calc__outputs" aria-live="polite">
+{rows}
+</dl>
+<p class="c2-calc__status" data-calc-status>Results for the default inputs, computed when this site was built. Change an input to recompute in your browser.</p>
+</div>
+"""
+
+
+def _field_html(calc: str, field) -> str:
+    e = html.escape
+    fid = f"c2-{calc}-{field.name}"
+    hint = f' <span class="c2-calc__hint">{e(field.help)}</span>' if field.help else ""
+    if field.kind == "select":
+        opts = "".join(
+            f'<option value="{e(str(v))}"{" selected" if str(v) == str(field.default) else ""}>{e(label)}</option>'
+            for v, label in field.options)
+        control = f'<select id="{fid}" name="{e(field.name)}">{opts}</select>'
+    else:
+        attrs = []
+        for key in ("min", "max", "step"):
+            value = getattr(field, key)
+            if value is not None:
+                attrs.append(f'{key}="{value:g}"')
+        if field.kind == "range":
+            control = (f'<input id="{fid}" name="{e(field.name)}" type="range" value="{field.default}" {" ".join(attrs)}>'
+                       f'<output for="{fid}" data-field-value="{e(field.name)}">{field.default}</output>')
+        else:
+            mode = "numeric" if field.integer else "decimal"
+            control = (f'<input id="{fid}" name="{e(field.name)}" type="text" inputmode="{mode}" '
+                       f'value="{e(str(field.default))}" autocomplete="off" spellcheck="false">')
+    return f'<div class="c2-calc__field c2-calc__field--{field.kind}"><label for="{fid}">{e(field.label)}</label>{control}{hint}</div>'
+
+
+def _output_html(output, value) -> str:
+    e = html.escape
+    if output.kind == "bars":
+        body = bars_html(value)
+        return f'<dt>{e(output.label)}</dt><dd data-output="{e(output.key)}" data-kind="bars">{body}</dd>'
+    return f'<dt>{e(output.label)}</dt><dd data-output="{e(output.key)}">{e(value)}</dd>'
+
+
+def bars_html(pairs) -> str:
+    """Bars as <meter> elements: accessible, and styled without inline CSS (CSP-friendly)."""
+    e = html.escape
+    top = max([v for _, v in pairs] + [1e-300])
+    rows = "".join(
+        f'<div class="c2-bar"><span class="c2-bar__label">{e(str(label))}</span>'
+        f'<meter min="0" max="{top:.6g}" value="{v:.6g}"></meter><span class="c2-bar__value">{v:.4f}</span></div>'
+        for label, v in pairs)
+    return f'<div class="c2-bars">{rows}</div>'
+
+
+# ---------------------------------------------------------------- snippets
+def run_snippet(path: Path) -> str:
+    """Run a snippet in CPython as `python snippets/NAME.py` would, returning what it prints."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        except Exception as err:
+            raise DirectiveError(f"snippet {path.name} failed at build time:\n{traceback.format_exc()}") from err
+    return out.getvalue()
+
+
+def render_snippet(name: str, root: Path, cache: dict) -> str:
+    path = root / "snippets" / f"{name}.py"
+    if not path.exists():
+        raise DirectiveError(f"snippet {name!r}: {path} does not exist")
+    source = path.read_text()
+    if name not in cache:
+        cache[name] = run_snippet(path)
+    e = html.escape
+    fence = "````"
+    return f"""
+<div class="c2-snippet" data-snippet="{e(name)}" markdown>
+
+{fence}python title="snippets/{name}.py"
+{source.rstrip()}
+{fence}
+
+<textarea class="c2-snippet__editor" data-snippet-source aria-label="Edit snippets/{e(name)}.py" spellcheck="false" hidden>{e(source)}</textarea>
+<div class="c2-snippet__bar"><button type="button" class="md-button md-button--primary" data-action="run">Run</button><button type="button" class="md-button" data-action="edit" aria-pressed="false">Edit</button><button type="button" class="md-button" data-action="reset">Reset</button><span class="c2-snippet__status" data-snippet-status role="status">Output below is from CPython at build time.</span></div>
+<pre class="c2-snippet__output" data-snippet-output aria-live="polite">{e(cache[name])}</pre>
+
+</div>
+"""
+
+
+# ---------------------------------------------------------------- figures
+def render_figure(name: str, page_path: str) -> str:
+    """A Markdown image relative to the page's source, so MkDocs checks and rewrites the link."""
+    from chapter2 import figures
+
+    try:
+        alt = figures.alt_text(name)
+    except KeyError as err:
+        raise DirectiveError(f"{page_path}: unknown figure {name!r}") from err
+    prefix = "../" * page_path.count("/")
+    alt_md = alt.replace("[", "(").replace("]", ")")
+    return (f'\n<figure class="c2-figure" id="figure-{name}" markdown>\n\n'
+            f"![{alt_md}]({prefix}figures/{name}.svg){{ loading=lazy }}\n\n"
+            f"<figcaption>{html.escape(alt)}</figcaption>\n</figure>\n")

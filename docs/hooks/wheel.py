@@ -1,0 +1,62 @@
+"""Build the pure-Python `chapter2` wheel that the browser loads into Pyodide.
+
+A wheel is a zip with the package files and a `*.dist-info` folder; writing it
+here (instead of calling a build backend) keeps the site build fast and makes
+the wheel byte-for-byte reproducible: sorted entries, fixed timestamps.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import tomllib
+import zipfile
+from pathlib import Path
+
+FIXED_TIME = (2020, 1, 1, 0, 0, 0)
+# Modules that need torch/triton/matplotlib are left out of the browser wheel.
+EXCLUDE_DIRS = {"__pycache__", "kernels", "bench", "figures"}
+EXCLUDE_FILES_PREFIX = ("torch_",)
+
+
+def _record_hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def package_files(src: Path) -> list[Path]:
+    files = []
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if path.is_dir() or any(part in EXCLUDE_DIRS for part in rel.parts):
+            continue
+        if path.suffix in {".pyc"} or path.name.startswith(EXCLUDE_FILES_PREFIX):
+            continue
+        files.append(path)
+    return files
+
+
+def build_wheel(project_root: Path, out_dir: Path) -> Path:
+    """Write chapter2-VERSION-py3-none-any.whl into `out_dir` and return its path."""
+    meta = tomllib.loads((project_root / "pyproject.toml").read_text())["project"]
+    name, version = meta["name"], meta["version"]
+    src = project_root / "src" / name
+    dist_info = f"{name}-{version}.dist-info"
+    entries: list[tuple[str, bytes]] = []
+    for path in package_files(src):
+        entries.append((f"{name}/{path.relative_to(src).as_posix()}", path.read_bytes()))
+    deps = "".join(f"Requires-Dist: {d}\n" for d in meta.get("dependencies", []))
+    entries.append((f"{dist_info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{deps}".encode()))
+    entries.append((f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: chapter2-site\nRoot-Is-Purelib: true\nTag: py3-none-any\n"))
+    entries.append((f"{dist_info}/top_level.txt", f"{name}\n".encode()))
+    record = "".join(f"{arc},{_record_hash(data)},{len(data)}\n" for arc, data in entries) + f"{dist_info}/RECORD,,\n"
+    entries.append((f"{dist_info}/RECORD", record.encode()))
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    wheel = out_dir / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for arc, data in entries:
+            info = zipfile.ZipInfo(arc, date_time=FIXED_TIME)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return wheel

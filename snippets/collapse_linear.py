@@ -1,0 +1,32 @@
+"""Three linear layers with no activation between them are one linear layer.
+
+Run: python snippets/collapse_linear.py
+"""
+import numpy as np
+
+from chapter2.activations import relu
+from chapter2.linear import collapse, linear
+
+rng = np.random.default_rng(0)
+sizes = [8, 32, 32, 4]  # input width, two hidden widths, output width
+layers = [(rng.normal(size=(n_out, n_in)) / np.sqrt(n_in), rng.normal(size=n_out))
+          for n_in, n_out in zip(sizes[:-1], sizes[1:])]
+x = rng.normal(size=(5, sizes[0]))  # 5 tokens, 8 features each
+
+# Stack the layers with nothing in between...
+h = x
+for w, b in layers:
+    h = linear(h, w, b)
+
+# ...and compare with one layer whose weight is W3 W2 W1.
+w_one, b_one = collapse(layers)
+print("one layer's weight shape:", w_one.shape)
+print("max |stacked - collapsed| =", np.abs(h - linear(x, w_one, b_one)).max())
+
+# Put a ReLU between the layers and the shortcut no longer works.
+h = x
+for i, (w, b) in enumerate(layers):
+    h = linear(h, w, b)
+    if i < len(layers) - 1:
+        h = relu(h)
+print("with ReLU, max |stacked - collapsed| =", np.abs(h - linear(x, w_one, b_one)).max().round(3))

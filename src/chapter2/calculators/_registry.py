@@ -1,0 +1,157 @@
+"""The calculator contract shared by the build and the browser.
+
+A calculator is a plain Python function plus a description of its inputs and
+outputs. The site renders its form from that description, fills in the
+outputs for the default inputs at build time, and recomputes in the reader's
+browser (Pyodide, in a Web Worker) by calling `compute_json` with the raw
+strings of the form. Both sides run this same function, so a number tested in
+CPython and a number shown on the page cannot drift apart.
+
+Inputs arrive as strings from HTML form fields; `compute` parses and checks
+them and raises `FieldError` (naming the field) on bad input, which the page
+shows inline next to the calculator.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+class FieldError(ValueError):
+    """Bad value for one input field of a calculator."""
+
+    def __init__(self, field: str | None, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input. kind: 'number' (a text box), 'range' (a slider) or 'select'."""
+
+    name: str
+    label: str
+    default: Any
+    kind: str = "number"
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+    integer: bool = False
+    options: tuple = ()  # select: tuple of (value, label)
+    help: str = ""
+
+    def parse(self, raw) -> Any:
+        if self.kind == "select":
+            values = [str(v) for v, _ in self.options]
+            if str(raw) not in values:
+                raise FieldError(self.name, f"{self.label}: choose one of {', '.join(values)}")
+            return type(self.options[values.index(str(raw))][0])(raw)
+        text = str(raw).strip()
+        if text == "":
+            raise FieldError(self.name, f"{self.label}: enter a number")
+        try:
+            value = float(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise FieldError(self.name, f"{self.label}: {text!r} is not a number") from None
+        if not math.isfinite(value):
+            raise FieldError(self.name, f"{self.label}: must be a finite number, got {text}")
+        if self.min is not None and value < self.min:
+            raise FieldError(self.name, f"{self.label}: must be at least {_num(self.min)}, got {_num(value)}")
+        if self.max is not None and value > self.max:
+            raise FieldError(self.name, f"{self.label}: must be at most {_num(self.max)}, got {_num(value)}")
+        if self.integer:
+            if not value.is_integer():
+                raise FieldError(self.name, f"{self.label}: must be a whole number, got {_num(value)}")
+            return int(value)
+        return value
+
+
+@dataclass(frozen=True)
+class Output:
+    """One result. kind: 'text' (a formatted string) or 'bars' (list of [label, value])."""
+
+    key: str
+    label: str
+    kind: str = "text"
+
+
+@dataclass(frozen=True)
+class Calculator:
+    name: str
+    title: str
+    fields: tuple[Field, ...]
+    outputs: tuple[Output, ...]
+    fn: Callable[..., dict]
+    doc: str = ""
+
+    def defaults(self) -> dict[str, str]:
+        return {f.name: str(f.default) for f in self.fields}
+
+
+REGISTRY: dict[str, Calculator] = {}
+
+
+def calculator(name: str, *, title: str, fields, outputs) -> Callable:
+    """Register `fn(**parsed_inputs) -> {output_key: value}` as calculator `name`."""
+
+    def register(fn):
+        if name in REGISTRY:
+            raise ValueError(f"calculator {name!r} is registered twice")
+        REGISTRY[name] = Calculator(name, title, tuple(fields), tuple(outputs), fn, (fn.__doc__ or "").strip())
+        return fn
+
+    return register
+
+
+def get(name: str) -> Calculator:
+    if name not in REGISTRY:
+        raise KeyError(f"unknown calculator {name!r}; known: {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[name]
+
+
+def compute(name: str, raw: dict | None = None) -> dict:
+    """Parse `raw` (defaults for missing fields), run the calculator, check its outputs."""
+    calc = get(name)
+    raw = {**calc.defaults(), **(raw or {})}
+    args = {f.name: f.parse(raw[f.name]) for f in calc.fields}
+    try:
+        result = calc.fn(**args)
+    except FieldError:
+        raise
+    except (ValueError, TypeError) as err:
+        raise FieldError(None, str(err)) from err
+    missing = [o.key for o in calc.outputs if o.key not in result]
+    if missing:
+        raise RuntimeError(f"calculator {name!r} did not produce {missing}")
+    for o in calc.outputs:
+        _check_output(name, o, result[o.key])
+    return {o.key: result[o.key] for o in calc.outputs}
+
+
+def compute_json(name: str, raw_json: str) -> str:
+    """The browser's entry point: JSON in, JSON out, errors as data."""
+    try:
+        outputs = compute(name, json.loads(raw_json))
+    except FieldError as err:
+        return json.dumps({"ok": False, "field": err.field, "message": str(err)})
+    return json.dumps({"ok": True, "outputs": outputs})
+
+
+def _check_output(name, output, value):
+    """Never show NaN or Infinity as a result."""
+    if output.kind == "text":
+        if not isinstance(value, str):
+            raise RuntimeError(f"calculator {name!r}: output {output.key!r} must be a string")
+        if "nan" in value.lower().split() or "inf" in value.lower().split():
+            raise FieldError(None, f"{output.label}: the result is not a finite number for these inputs")
+    elif output.kind == "bars":
+        for label, v in value:
+            if not math.isfinite(v):
+                raise FieldError(None, f"{output.label}: the result is not finite for these inputs")
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"

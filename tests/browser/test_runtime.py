@@ -1,0 +1,128 @@
+"""The in-browser runtime: Pyodide in a worker, the window.chapter2 contract, calculators and snippets."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from chapter2 import activations, calculators
+
+pytestmark = pytest.mark.browser
+PY_READY_MS = 60_000
+
+
+def _ready(page):
+    page.evaluate("() => window.chapter2.ready")
+
+
+def test_home_page_has_no_errors_and_no_python_until_used(watched):
+    page = watched.goto("")
+    page.wait_for_load_state("networkidle")
+    assert page.evaluate("() => window.chapter2.state") == "idle"
+    assert not [u for u in watched.requests if "pyodide" in u], "Pyodide must load lazily"
+    watched.assert_clean()
+
+
+def test_run_returns_cpython_values(watched):
+    page = watched.goto("neural-networks/")
+    _ready(page)
+    xs = [-1e308, -30.0, -1.5, -1e-9, 0.0, 0.5, 3.0, 1e5]
+    code = (f"import numpy as np\nfrom chapter2 import activations as a\nx = np.array({xs!r})\n"
+            "{'relu': a.relu(x), 'silu': a.silu(x), 'swish2': a.swish(x, 2.0), 'gelu': a.gelu(x),"
+            " 'gelu_tanh': a.gelu(x, 'tanh'), 'silu_slope': a.silu_slope(x)}")
+    got = page.evaluate("(code) => window.chapter2.run(code)", code)
+    x = np.array(xs)
+    want = {"relu": activations.relu(x), "silu": activations.silu(x), "swish2": activations.swish(x, 2.0),
+            "gelu": activations.gelu(x), "gelu_tanh": activations.gelu(x, "tanh"), "silu_slope": activations.silu_slope(x)}
+    for key, values in want.items():
+        np.testing.assert_allclose(got[key], values, rtol=1e-13, atol=1e-300, err_msg=key)
+    watched.assert_clean()
+
+
+def test_run_rejects_with_the_python_error_and_recovers(watched):
+    page = watched.goto("neural-networks/")
+    _ready(page)
+    message = page.evaluate("() => window.chapter2.run('1/0').then(() => 'resolved', e => e.name + ': ' + e.message)")
+    assert message == "PythonError: ZeroDivisionError: division by zero"
+    assert page.evaluate("() => window.chapter2.run('6 * 7')") == 42
+    watched.assert_clean()
+
+
+def _outputs(calc):
+    return {el.get_attribute("data-output"): el.inner_text() for el in calc.locator("[data-output]").all()}
+
+
+def test_calculator_defaults_are_build_time_values(watched):
+    page = watched.goto("neural-networks/")
+    for name in ("matmul_cost", "activations"):
+        calc = page.locator(f'[data-calculator="{name}"]')
+        assert _outputs(calc) == calculators.compute(name)
+    watched.assert_clean()
+
+
+def test_slider_recomputes_to_cpython_values(watched):
+    page = watched.goto("neural-networks/")
+    calc = page.locator('[data-calculator="activations"]')
+    slider = calc.locator('input[name="x"]')
+    slider.focus()
+    for _ in range(7):
+        page.keyboard.press("ArrowLeft")  # keyboard-operable: 1.0 -> 0.3
+    slider.fill("-2.3")  # and an arbitrary position
+    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=PY_READY_MS)
+    page.wait_for_function("() => !document.querySelector('[data-calculator=activations]').hasAttribute('aria-busy')")
+    want = calculators.compute("activations", {"x": "-2.3", "beta": "1"})
+    page.wait_for_function("(v) => document.querySelector('[data-calculator=activations] [data-output=gelu]').textContent === v", arg=want["gelu"])
+    assert _outputs(calc) == want
+    assert want != calculators.compute("activations")
+    watched.assert_clean()
+
+
+def _settle(page, name):
+    page.wait_for_function(f"() => !document.querySelector('[data-calculator={name}]').hasAttribute('aria-busy')")
+
+
+@pytest.mark.parametrize("field,bad", [("m", ""), ("m", "NaN"), ("k", "-5"), ("n", "1e12"), ("k", "abc"), ("m", "2.5")])
+def test_bad_input_shows_inline_message_and_recovers(watched, field, bad):
+    page = watched.goto("neural-networks/")
+    calc = page.locator('[data-calculator="matmul_cost"]')
+    box = calc.locator(f'input[name="{field}"]')
+    box.fill(bad)
+    message = calc.locator("[data-calc-message]")
+    message.wait_for(state="visible", timeout=PY_READY_MS)
+    assert field == json.loads(page.evaluate(f"(raw) => window.chapter2.calc('matmul_cost', raw).then(JSON.stringify)", {field: bad}))["field"]
+    assert box.get_attribute("aria-invalid") == "true"
+    assert "nan" not in " ".join(_outputs(calc).values()).lower()
+    box.fill("4096")
+    message.wait_for(state="hidden")
+    _settle(page, "matmul_cost")
+    assert _outputs(calc) == calculators.compute("matmul_cost", {field: "4096"})
+    watched.assert_clean()
+
+
+def test_snippet_run_error_and_recovery(watched):
+    page = watched.goto("neural-networks/")
+    snip = page.locator('[data-snippet="collapse_linear"]')
+    build_output = snip.locator("[data-snippet-output]").inner_text()
+    assert "max |stacked - collapsed|" in build_output
+    snip.locator('[data-action="run"]').click()
+    page.wait_for_function("() => /Ran in your browser/.test(document.querySelector('[data-snippet=collapse_linear] [data-snippet-status]').textContent)", timeout=PY_READY_MS)
+    out = snip.locator("[data-snippet-output]").inner_text()
+    assert out.splitlines()[0] == build_output.splitlines()[0]
+    assert "with ReLU" in out
+
+    snip.locator('[data-action="edit"]').click()
+    editor = snip.locator("[data-snippet-source]")
+    editor.fill("print('before')\nraise ValueError('boom')\n")
+    snip.locator('[data-action="run"]').click()
+    page.wait_for_function("() => /error/.test(document.querySelector('[data-snippet=collapse_linear] [data-snippet-status]').textContent)")
+    out = snip.locator("[data-snippet-output]").inner_text()
+    assert out.startswith("before") and "ValueError: boom" in out
+
+    editor.fill("print(sum(range(10)))")
+    snip.locator('[data-action="run"]').click()
+    page.wait_for_function("() => document.querySelector('[data-snippet=collapse_linear] [data-snippet-output]').textContent.trim() === '45'")
+    snip.locator('[data-action="reset"]').click()
+    assert snip.locator("[data-snippet-output]").inner_text() == build_output
+    watched.assert_clean()

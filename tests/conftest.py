@@ -1,0 +1,112 @@
+"""Shared fixtures: the built site, a static server on 127.0.0.1, and Debian's Chromium.
+
+The site is built once per test session with `mkdocs build --strict` (or taken
+from CHAPTER2_SITE_DIR when a caller already built it). Browser tests need
+/usr/bin/chromium; in CI (CI=true) a missing browser is an error, not a skip.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("CHAPTER2_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+
+
+@pytest.fixture(scope="session")
+def site_dir(tmp_path_factory) -> Path:
+    given = os.environ.get("CHAPTER2_SITE_DIR")
+    if given:
+        return Path(given)
+    out = tmp_path_factory.mktemp("site")
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
+    return out
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
+                      ".mjs": "text/javascript", ".js": "text/javascript", ".svg": "image/svg+xml"}
+
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url(site_dir):
+    handler = functools.partial(_Handler, directory=str(site_dir))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"Chromium not found at {CHROMIUM}: CI must install it (apt-get install chromium)")
+        pytest.skip(f"Chromium not found at {CHROMIUM} (install Debian's chromium package)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+class PageWatch:
+    """A page plus everything it logged and every request it tried to make."""
+
+    def __init__(self, page, base):
+        self.page, self.base = page, base
+        self.console_errors, self.page_errors, self.requests, self.blocked = [], [], [], []
+        page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+
+    def goto(self, path: str):
+        self.page.goto(self.base + path.lstrip("/"))
+        return self.page
+
+    def assert_clean(self):
+        assert not self.page_errors, self.page_errors
+        assert not self.console_errors, self.console_errors
+        assert not self.blocked, f"requests left 127.0.0.1: {self.blocked}"
+
+
+@pytest.fixture
+def watched(browser, site_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    watch = None
+
+    def route(r):
+        url = r.request.url
+        watch.requests.append(url)
+        if url.startswith(("http://127.0.0.1", "data:", "blob:")):
+            r.continue_()
+        else:
+            watch.blocked.append(url)
+            r.abort()
+
+    page = context.new_page()
+    watch = PageWatch(page, site_url)
+    context.route("**/*", route)
+    context.on("request", lambda req: None if req.url.startswith(("http://127.0.0.1", "data:", "blob:")) or req.url in watch.blocked else watch.blocked.append(req.url))
+    yield watch
+    context.close()
