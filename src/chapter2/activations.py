@@ -24,12 +24,18 @@ __all__ = [
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _GELU_TANH_C = 0.044715  # the cubic coefficient of Hendrycks & Gimpel (2016), eq. for the tanh form
-_erf_object = np.frompyfunc(math.erf, 1, 1)
+_erfc_object = np.frompyfunc(math.erfc, 1, 1)
 
 
-def _erf(x):
-    """Elementwise erf in float64 (numpy has none; math.erf is exact to double precision)."""
-    return np.asarray(_erf_object(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+def _normal_cdf(x):
+    """Phi(x) = erfc(-x / sqrt 2) / 2 in float64, elementwise.
+
+    numpy has no erf; math.erfc is accurate to double precision, and the erfc
+    form keeps full relative precision in the far left tail, where
+    (1 + erf(x / sqrt 2)) / 2 would cancel to zero.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    return 0.5 * np.asarray(_erfc_object(-x / math.sqrt(2.0)), dtype=np.float64)
 
 
 def _as_float(x) -> np.ndarray:
@@ -104,10 +110,10 @@ def gelu(x, approximate: str = "none"):
     """
     x = _as_float(x)
     if approximate == "none":
-        phi = 0.5 * (1.0 + _erf(x / math.sqrt(2.0)))
-        return (x * phi).astype(x.dtype)
+        return (x * _normal_cdf(x)).astype(x.dtype)
     if approximate == "tanh":
-        return (x * 0.5 * (1.0 + np.tanh(_gelu_tanh_arg(x)))).astype(x.dtype)
+        # (1 + tanh u) / 2 = sigmoid(2u): the same function, without cancellation as tanh u -> -1
+        return (x * sigmoid(2.0 * _gelu_tanh_arg(x))).astype(x.dtype)
     raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
 
 
@@ -116,21 +122,21 @@ def gelu_slope(x, approximate: str = "none"):
     x = _as_float(x)
     if approximate == "none":
         x64 = x.astype(np.float64)
-        cdf = 0.5 * (1.0 + _erf(x64 / math.sqrt(2.0)))
+        cdf = _normal_cdf(x64)
         xc = np.clip(x64, -40.0, 40.0)  # phi(40) underflows to 0 anyway
         pdf = np.exp(-0.5 * xc * xc) / math.sqrt(2.0 * math.pi)
         return (cdf + xc * pdf).astype(x.dtype)
     if approximate == "tanh":
-        xc = np.clip(x.astype(np.float64), -20.0, 20.0)  # tanh is saturated beyond; avoids x^3 overflow
-        t = np.tanh(_gelu_tanh_arg(xc))
+        xc = np.clip(x.astype(np.float64), -40.0, 40.0)  # the slope is 0 or 1 to double precision beyond; avoids x^3 overflow
+        s = sigmoid(2.0 * _gelu_tanh_arg(xc))  # = (1 + tanh u) / 2
         du = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_TANH_C * xc * xc)
-        slope = 0.5 * (1.0 + t) + 0.5 * xc * (1.0 - t * t) * du
+        slope = s + xc * 2.0 * s * (1.0 - s) * du  # (1 - tanh^2 u) / 2 = 2 s (1 - s)
         return slope.astype(x.dtype)
     raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
 
 
 def _gelu_tanh_arg(x):
-    xc = np.clip(x, -20.0, 20.0)  # tanh(u) is exactly +-1 in float64 well before |x| = 20
+    xc = np.clip(x, -40.0, 40.0)  # sigmoid(2u) is 0 or 1 to double precision well before |x| = 40
     return _SQRT_2_OVER_PI * (xc + _GELU_TANH_C * xc * xc * xc)
 
 

@@ -1,0 +1,50 @@
+# Two commands do everything on a fresh machine (see README):
+#   make serve   set up, build the site (figures, wheel, Pyodide) and serve it on 127.0.0.1:8000
+#   make test    set up and run the whole test suite (unit, snippets, site build, browser)
+SHELL := /bin/bash
+PY := .venv/bin/python
+PIP := .venv/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# torch is pinned here, for this project's machines (a CPU build lies on their disk);
+# the package itself only asks for torch>=2.4 in its [torch] extra.
+TORCH_PIN ?= torch==2.13.0
+
+.PHONY: setup serve build test test-fast bench clean
+
+setup: .venv/.installed node_modules/.installed chromium
+
+.venv/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv .venv
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet "$(TORCH_PIN)"
+	$(PIP) install --quiet -e ".[docs,test,hf,torch]"
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Debian's Chromium for the browser tests (never a browser download by a test tool).
+chromium:
+	@if ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "Chromium is missing: run 'sudo apt-get install chromium'" >&2; exit 1; fi; fi
+
+build: setup
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
+
+serve: setup
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs serve --strict -a $(HOST):$(PORT)
+
+test: setup
+	.venv/bin/python -m pytest -q
+
+test-fast: setup
+	.venv/bin/python -m pytest -q -m "not browser"
+
+bench: setup
+	.venv/bin/python -m chapter2.bench
+
+clean:
+	rm -rf site .cache .pytest_cache

@@ -1,0 +1,40 @@
+"""The site builds with --strict, with figures, the wheel and verified Pyodide files, and nothing remote."""
+
+import hashlib
+import json
+import re
+import zipfile
+
+from chapter2.figures import REGISTRY as FIGURES, _discover
+
+
+def test_strict_build_produces_the_whole_site(site_dir):
+    assert (site_dir / "index.html").exists()
+    _discover()
+    for name in FIGURES:
+        svg = (site_dir / "figures" / f"{name}.svg").read_text()
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    lock = json.loads((site_dir / "pyodide" / "pyodide-lock.json").read_text())
+    assert lock["info"]["version"] == "0.27.7"
+    for pkg in lock["packages"].values():
+        data = (site_dir / "pyodide" / pkg["file_name"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == pkg["sha256"]
+    wheel = site_dir / "pyodide" / lock["packages"]["chapter2"]["file_name"]
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "chapter2/activations.py" in names and not any("/kernels/" in n for n in names)
+
+
+def test_no_page_references_a_remote_script_or_font(site_dir):
+    for page in site_dir.rglob("*.html"):
+        html = page.read_text()
+        for tag in re.findall(r"<(?:script|link)[^>]+>", html):
+            assert not re.search(r'(src|href)="(https?:)?//', tag) or 'rel="canonical"' in tag, (page, tag)
+        assert "fonts.googleapis" not in html and "fonts.gstatic" not in html
+
+
+def test_calculator_defaults_and_snippet_outputs_are_rendered(site_dir):
+    html = (site_dir / "neural-networks" / "index.html").read_text()
+    assert html.count("data-calculator=") == 2
+    assert 'data-snippet="collapse_linear"' in html
+    assert "max |stacked - collapsed|" in html
+    assert "{{ py:" not in html and "<!-- calculator:" not in html
