@@ -100,6 +100,14 @@ def on_page_markdown(markdown, page, config, files):
         raise PluginError(str(err)) from err
 
 
+def on_post_page(output, page, config):
+    """Load the vendored mermaid (2.6 MB) only on pages that draw a diagram, before Material's bundle looks for it."""
+    if 'class="mermaid"' not in output:
+        return output
+    src = "../" * page.url.count("/") + "assets/vendor/mermaid.min.js"
+    return output.replace("</head>", f'<script src="{src}"></script>\n</head>', 1)
+
+
 def on_post_build(config):
     tmp = _state.pop("tmp", None)
     if tmp is not None:
