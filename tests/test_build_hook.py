@@ -1,0 +1,100 @@
+"""The build hook fails loudly: a broken figure, a tampered Pyodide file, an unknown directive.
+And the CDN switch produces a site without self-hosted Pyodide files."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mkdocs.config import load_config
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import Files
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _hook():
+    spec = importlib.util.spec_from_file_location("c2_build_site_under_test", ROOT / "docs" / "hooks" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def hook_and_config():
+    hook = _hook()
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    config.plugins._current_plugin = None  # set by MkDocs while a real build runs its hooks
+    hook.on_config(config)
+    yield hook, config
+    hook.on_post_build(config)
+
+
+def test_a_failing_figure_fails_the_build(hook_and_config, monkeypatch):
+    from chapter2 import figures
+
+    hook, config = hook_and_config
+    figures._discover()
+
+    def broken():
+        raise RuntimeError("this figure is broken")
+
+    monkeypatch.setitem(figures.REGISTRY, "zz_broken", figures.FigureSpec("zz_broken", "broken", broken))
+    with pytest.raises(RuntimeError, match="this figure is broken"):
+        hook.on_files(Files([]), config)
+
+
+def test_a_tampered_pyodide_file_fails_the_build(hook_and_config, tmp_path, monkeypatch):
+    hook, config = hook_and_config
+    fake_root = tmp_path / "root"
+    shutil.copytree(ROOT / "node_modules" / "pyodide", fake_root / "node_modules" / "pyodide")
+    with open(fake_root / "node_modules" / "pyodide" / "pyodide.asm.js", "ab") as f:
+        f.write(b"\n// tampered\n")
+    shutil.copy(ROOT / "pyproject.toml", fake_root / "pyproject.toml")
+    shutil.copytree(ROOT / "src", fake_root / "src")
+    monkeypatch.setattr(hook, "ROOT", fake_root)
+    with pytest.raises(PluginError, match=r"pyodide\.asm\.js.*expected"):
+        hook.on_files(Files([]), config)
+
+
+def test_a_wrong_numpy_wheel_fails_the_build(tmp_path, monkeypatch):
+    hook = _hook()
+    fake_root = tmp_path / "root"
+    shutil.copytree(ROOT / "node_modules" / "pyodide", fake_root / "node_modules" / "pyodide")
+    cache = fake_root / ".cache" / "pyodide"
+    cache.mkdir(parents=True)
+    (cache / hook.pyodide_files.NUMPY_WHEEL).write_bytes(b"not the official wheel")
+    with pytest.raises(hook.pyodide_files.VerificationError, match="official pyodide-lock.json"):
+        hook.pyodide_files.numpy_wheel(fake_root)
+
+
+def test_unknown_directive_targets_fail(hook_and_config):
+    hook, _ = hook_and_config
+    for text in ["<!-- calculator: no_such_calc -->", "<!-- snippet: no_such_snippet -->", "<!-- figure: no_such_fig -->",
+                 "{{ py: no_such_name + 1 }}"]:
+        with pytest.raises(hook.directives.DirectiveError):
+            hook.directives.expand(text, page_path="x.md", root=ROOT, snippet_cache={})
+
+
+def test_cdn_mode_ships_no_pyodide_core(tmp_path):
+    out = tmp_path / "site"
+    env = {**os.environ, "CHAPTER2_PYODIDE": "cdn", "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    config_js = (out / "assets" / "chapter2" / "config.js").read_text()
+    assert '"mode": "cdn"' in config_js and "https://cdn.jsdelivr.net/pyodide/v0.27.7/full/" in config_js
+    assert not (out / "pyodide" / "pyodide.asm.wasm").exists()
+    assert list((out / "pyodide").glob("chapter2-*.whl"))
+
+
+def test_bad_pyodide_mode_is_rejected(tmp_path):
+    env = {**os.environ, "CHAPTER2_PYODIDE": "sometimes", "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(tmp_path / "s")], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "must be 'self-hosted' or 'cdn'" in proc.stderr
