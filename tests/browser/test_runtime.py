@@ -126,3 +126,15 @@ def test_snippet_run_error_and_recovery(watched):
     snip.locator('[data-action="reset"]').click()
     assert snip.locator("[data-snippet-output]").inner_text() == build_output
     watched.assert_clean()
+
+
+def test_runaway_code_is_stopped_and_the_next_run_works(watched):
+    page = watched.goto("neural-networks/")
+    _ready(page)
+    page.evaluate("() => { window.__ticks = 0; window.__timer = setInterval(() => window.__ticks++, 50); }")
+    message = page.evaluate("""() => window.chapter2.run('while True: pass', {timeoutMs: 1500})
+        .then(() => 'resolved', e => e.name + ': ' + e.message)""")
+    assert message.startswith("TimeoutError: stopped after 1.5 s")
+    assert page.evaluate("() => window.__ticks") >= 15, "the page's own timers kept running while Python spun"
+    assert page.evaluate("() => window.chapter2.run('sum(range(5))')") == 10
+    watched.assert_clean()

@@ -75,7 +75,7 @@
       if (timeoutMs) {
         entry.timer = setTimeout(() => {
           pending.delete(id);
-          const err = new Error(`stopped after ${(timeoutMs / 1000).toFixed(0)} s without finishing; the Python runtime was restarted`);
+          const err = new Error(`stopped after ${(timeoutMs / 1000).toFixed(timeoutMs % 1000 ? 1 : 0)} s without finishing; the Python runtime was restarted`);
           err.name = "TimeoutError";
           reject(err);
           restart();
