@@ -95,7 +95,8 @@ def on_files(files, config):
 
 def on_page_markdown(markdown, page, config, files):
     try:
-        return directives.expand(markdown, page_path=page.file.src_uri, root=ROOT, snippet_cache=_state["snippets"])
+        pages = {f.src_uri for f in files.documentation_pages()}
+        return directives.expand(markdown, page_path=page.file.src_uri, root=ROOT, snippet_cache=_state["snippets"], pages=pages)
     except directives.DirectiveError as err:
         raise PluginError(str(err)) from err
 

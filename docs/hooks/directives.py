@@ -3,6 +3,7 @@
     <!-- calculator: NAME -->   a calculator form with its default results
     <!-- snippet: NAME -->      snippets/NAME.py, highlighted, runnable, with its CPython output
     <!-- figure: NAME -->       a build-time figure with its text alternative
+    <!-- chapter-map -->        the chapter map (docs/hooks/chapter_map.py), sections that exist only
     {{ py: EXPR }}              str(EXPR), evaluated with every chapter2 module in scope
 
 Every result shown before the browser's Python starts is computed here by the
@@ -22,9 +23,11 @@ import traceback
 from pathlib import Path
 
 import chapter2
+import chapter_map
 from chapter2 import calculators
 
 DIRECTIVE = re.compile(r"^[ \t]*<!--\s*(calculator|snippet|figure):\s*([\w.-]+)\s*-->[ \t]*$", re.M)
+CHAPTER_MAP = re.compile(r"^[ \t]*<!--\s*chapter-map\s*-->[ \t]*$", re.M)
 INLINE_PY = re.compile(r"\{\{\s*py:\s*(.+?)\s*\}\}", re.S)
 
 
@@ -43,7 +46,7 @@ def namespace() -> dict:
     return ns
 
 
-def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict) -> str:
+def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict, pages: set[str] | None = None) -> str:
     ns = None
 
     def inline(match):
@@ -63,6 +66,8 @@ def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict) ->
         return render_figure(name, page_path)
 
     markdown = _outside_code(markdown, lambda text: INLINE_PY.sub(inline, text))
+    if CHAPTER_MAP.search(markdown):
+        markdown = CHAPTER_MAP.sub(lambda m: chapter_map.render(pages or set(), page_path), markdown)
     return DIRECTIVE.sub(block, markdown)
 
 
