@@ -1,0 +1,327 @@
+"""Scaled dot-product attention and FlashAttention, in numpy (chapter sections 2.2.3 and 2.5).
+
+Layout is `(B, H, N, d)`, the layout of `torch.nn.functional.scaled_dot_product_attention`:
+batch, heads, sequence positions, head dimension. Each query scores every
+visible key, the scores are scaled by `1/sqrt(d)` and normalized with a
+softmax, and the output is the weighted sum of the values:
+
+    O = softmax(Q K^T * scale + mask) V
+
+Conventions (pinned down by the tests):
+
+- **Grouped-query attention (GQA).** `k` and `v` may have fewer heads than `q`:
+  `H_q` must be a multiple of `H_kv`, and query head `h` reads key/value head
+  `h // (H_q // H_kv)` (consecutive query heads share one K/V head, like
+  `repeat_interleave` and SDPA's `enable_gqa=True`). MQA is `H_kv = 1`.
+- **Causal mask with `N_q != N_k`.** The queries are the *last* `N_q`
+  positions of the `N_k` keys (bottom-right alignment): query `i` sits at
+  position `i + N_k - N_q` and sees keys `j <= i + N_k - N_q`. That is what
+  a decode step against a KV cache needs (one query, the newest position,
+  sees every cached key). `torch`'s `is_causal=True` aligns top-left instead
+  (query `i` sees keys `j <= i`); the two agree only when `N_q == N_k`.
+  Causal attention needs `N_q <= N_k`.
+- **Sliding window `w`.** Query at position `i` sees keys `j` with
+  `i - w < j <= i`: the window is the look-back size, the token itself
+  included (the convention of Hugging Face transformers). A window implies
+  the causal mask. With `w >= N_k` it equals plain causal attention.
+
+Three implementations of the same function:
+
+- `attention_reference`: the float64 oracle, a loop over (batch, head, query)
+  that lists each query's visible keys from the definition above.
+- `attention`: vectorized numpy, materializes the `(N_q, N_k)` score matrix.
+- `flash_attention`: FlashAttention (Dao et al. 2022, arXiv:2205.14135,
+  Algorithm 1; loop order of FlashAttention-2, Dao 2023, arXiv:2307.08691,
+  Algorithm 1): tiles of `block_q` queries by `block_k` keys with an online
+  softmax, so working memory is O(N d), never O(N^2); key tiles that the mask
+  hides completely are never visited. `flash_schedule` returns that tile map.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._checks import float_array, positive_int
+
+__all__ = [
+    "attention_mask", "attended_pairs", "attention_weights", "attention", "attention_reference",
+    "flash_attention", "flash_schedule", "TILE_SKIPPED", "TILE_MASKED", "TILE_FULL",
+]
+
+TILE_SKIPPED, TILE_MASKED, TILE_FULL = 0, 1, 2  # flash_schedule codes: not visited / visited with a mask / visited, no mask
+
+
+# -----------------------------------------------------------------------------
+# input checks
+
+
+def _check_mask_args(n_q: int, n_k: int, causal, window):
+    """Return (causal, window) normalized: a window implies causal; causal needs n_q <= n_k."""
+    if not isinstance(causal, bool | np.bool_):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    if window is not None:
+        window = positive_int("window", window)
+        causal = True
+    if causal and n_q > n_k:
+        raise ValueError(
+            f"causal attention needs at most as many queries as keys (queries are the last N_q positions), "
+            f"got N_q={n_q} > N_k={n_k}"
+        )
+    return bool(causal), window
+
+
+def _check_qkv(q, k, v):
+    """Validate (B, H, N, d) arrays; return them and the GQA group size H_q // H_kv."""
+    q = float_array("q", q, ndim=4)
+    k = float_array("k", k, ndim=4)
+    v = float_array("v", v, ndim=4)
+    (b, h_q, _, d), (bk, h_kv, n_k, dk) = q.shape, k.shape
+    if bk != b or v.shape[0] != b:
+        raise ValueError(f"q, k, v must share the batch size, got {q.shape[0]}, {k.shape[0]}, {v.shape[0]}")
+    if dk != d:
+        raise ValueError(f"q and k must share the head dimension d, got q {q.shape} and k {k.shape}")
+    if v.shape[1] != h_kv or v.shape[2] != n_k:
+        raise ValueError(f"k and v must have the same heads and length (B, H_kv, N_k, .), got k {k.shape} and v {v.shape}")
+    if n_k == 0 or d == 0 or h_kv == 0:
+        raise ValueError(f"k must have at least one key, one head and d >= 1, got shape {k.shape}")
+    if h_q % h_kv != 0:
+        raise ValueError(f"query heads ({h_q}) must be a multiple of key/value heads ({h_kv}) for grouped-query attention")
+    return q, k, v, h_q // h_kv
+
+
+def _scale(scale, d: int) -> float:
+    if scale is None:
+        return 1.0 / math.sqrt(d)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.number)) or not math.isfinite(scale):
+        raise TypeError(f"scale must be a finite real number or None, got {scale!r}")
+    return float(scale)
+
+
+# -----------------------------------------------------------------------------
+# the mask
+
+
+def attention_mask(n_q: int, n_k: int | None = None, *, causal: bool = False, window: int | None = None) -> np.ndarray:
+    """Boolean (n_q, n_k) array, True where query i may attend to key j.
+
+    n_k defaults to n_q. Query i sits at position i + n_k - n_q (bottom-right
+    alignment); causal: j <= that position; window w: also j > position - w.
+    """
+    n_q = positive_int("n_q", n_q)
+    n_k = n_q if n_k is None else positive_int("n_k", n_k)
+    causal, window = _check_mask_args(n_q, n_k, causal, window)
+    pos = np.arange(n_q)[:, None] + (n_k - n_q)  # (n_q, 1) absolute query positions
+    key = np.arange(n_k)[None, :]  # (1, n_k)
+    visible = np.ones((n_q, n_k), dtype=bool)
+    if causal:
+        visible &= key <= pos
+    if window is not None:
+        visible &= key > pos - window
+    return visible
+
+
+def attended_pairs(n_q: int, n_k: int | None = None, *, causal: bool = False, window: int | None = None) -> int:
+    """Number of (query, key) pairs scored: n_q n_k dense, about N^2 / 2 causal, about N w with a window.
+
+    Exact closed form (integers), so it works for lengths far beyond what a mask could hold.
+    """
+    n_q = positive_int("n_q", n_q)
+    n_k = n_q if n_k is None else positive_int("n_k", n_k)
+    causal, window = _check_mask_args(n_q, n_k, causal, window)
+    if not causal:
+        return n_q * n_k
+    first = n_k - n_q + 1  # keys seen by the first query; each later query sees one more ...
+    if window is None:
+        return n_q * first + n_q * (n_q - 1) // 2
+    uncapped = min(max(window - first + 1, 0), n_q)  # ... until the window caps it at w
+    return uncapped * first + uncapped * (uncapped - 1) // 2 + (n_q - uncapped) * window
+
+
+# -----------------------------------------------------------------------------
+# reference and vectorized attention
+
+
+def attention_reference(q, k, v, *, causal=False, window=None, scale=None) -> np.ndarray:
+    """The float64 oracle: for each (batch, head, query) list the visible keys and average their values.
+
+    Returns float64 (B, H_q, N_q, d_v). Slow on purpose (Python loop over queries).
+    """
+    q, k, v, group = _check_qkv(q, k, v)
+    (b_size, h_q, n_q, d), n_k = q.shape, k.shape[2]
+    causal, window = _check_mask_args(n_q, n_k, causal, window)
+    scale = _scale(scale, d)
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    out = np.empty((b_size, h_q, n_q, v.shape[-1]), dtype=np.float64)
+    for b in range(b_size):
+        for h in range(h_q):
+            kv_head = h // group
+            for i in range(n_q):
+                pos = i + n_k - n_q  # queries are the last n_q positions
+                keys = [j for j in range(n_k) if (not causal or j <= pos) and (window is None or j > pos - window)]
+                scores = k[b, kv_head, keys] @ q[b, h, i] * scale  # (len(keys),)
+                weights = np.exp(scores - scores.max())
+                out[b, h, i] = weights @ v[b, kv_head, keys] / weights.sum()
+    return out
+
+
+def _compute_dtype(*arrays):
+    return np.result_type(*arrays, np.float32)  # float16 inputs accumulate in float32, as GPU kernels do
+
+
+def attention_weights(q, k, *, causal=False, window=None, scale=None) -> np.ndarray:
+    """softmax(Q K^T * scale + mask): (B, H_q, N_q, N_k), each row sums to 1 over the visible keys."""
+    q = float_array("q", q, ndim=4)
+    k = float_array("k", k, ndim=4)
+    _check_qkv(q, k, k)  # v only needs k's shape here
+    (b, h_q, n_q, d), (_, h_kv, n_k, _) = q.shape, k.shape
+    mask = attention_mask(n_q, n_k, causal=causal, window=window)  # (N_q, N_k)
+    dtype = _compute_dtype(q, k)
+    qg = q.astype(dtype).reshape(b, h_kv, h_q // h_kv, n_q, d)  # (B, H_kv, G, N_q, d): G query heads per K/V head
+    scores = qg @ k.astype(dtype)[:, :, None].swapaxes(-1, -2) * dtype.type(_scale(scale, d))  # (B, H_kv, G, N_q, N_k)
+    scores = np.where(mask, scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights.reshape(b, h_q, n_q, n_k)  # (B, H_q, N_q, N_k)
+
+
+def attention(q, k, v, *, causal=False, window=None, scale=None) -> np.ndarray:
+    """Standard attention, O = softmax(Q K^T * scale + mask) V, materializing the score matrix.
+
+    q (B, H_q, N_q, d), k (B, H_kv, N_k, d), v (B, H_kv, N_k, d_v) -> (B, H_q, N_q, d_v),
+    in the inputs' precision (at least float32).
+    """
+    q, k, v, group = _check_qkv(q, k, v)
+    b, h_q, n_q, _ = q.shape
+    h_kv = k.shape[1]
+    p = attention_weights(q, k, causal=causal, window=window, scale=scale)  # (B, H_q, N_q, N_k)
+    p = p.reshape(b, h_kv, group, n_q, -1)  # (B, H_kv, G, N_q, N_k)
+    out = p @ v.astype(p.dtype)[:, :, None]  # (B, H_kv, G, N_q, d_v)
+    return out.reshape(b, h_q, n_q, v.shape[-1])
+
+
+# -----------------------------------------------------------------------------
+# FlashAttention: tiles, online softmax
+
+
+def _key_block_range(q0: int, q1: int, offset: int, n_k: int, block_k: int, causal: bool, window):
+    """Key blocks [lo, hi) that query rows [q0, q1) can see; blocks outside are skipped.
+
+    Rows sit at positions q0 + offset .. q1 - 1 + offset. The union of their visible keys is
+    one interval (windows of consecutive rows overlap), so every block in [lo, hi) has work.
+    """
+    first_pos, last_pos = q0 + offset, q1 - 1 + offset
+    hi = (last_pos // block_k + 1) if causal else -(-n_k // block_k)
+    lo = max(first_pos - window + 1, 0) // block_k if window is not None else 0
+    return lo, hi
+
+
+def _tile_is_full(q0, q1, k0, k1, offset, causal, window) -> bool:
+    """True when every query row of the tile sees every key of the tile (no mask to apply)."""
+    first_pos, last_pos = q0 + offset, q1 - 1 + offset
+    if causal and k1 - 1 > first_pos:  # the first row must see the last key
+        return False
+    if window is not None and k0 <= last_pos - window:  # the last row must see the first key
+        return False
+    return True
+
+
+def _check_blocks(block_q, block_k):
+    return positive_int("block_q", block_q), positive_int("block_k", block_k)
+
+
+def flash_schedule(n_q: int, n_k: int | None = None, *, causal=False, window=None, block_q=64, block_k=64) -> np.ndarray:
+    """Tile map of `flash_attention`: int8 (ceil(n_q/block_q), ceil(n_k/block_k)).
+
+    Entry [i, j] is TILE_SKIPPED (0) when query block i never visits key block j,
+    TILE_MASKED (1) when it visits and applies the mask, TILE_FULL (2) when it
+    visits with nothing masked. Same loop bounds as `flash_attention`.
+    """
+    n_q = positive_int("n_q", n_q)
+    n_k = n_q if n_k is None else positive_int("n_k", n_k)
+    causal, window = _check_mask_args(n_q, n_k, causal, window)
+    block_q, block_k = _check_blocks(block_q, block_k)
+    offset = n_k - n_q
+    tiles = np.full((-(-n_q // block_q), -(-n_k // block_k)), TILE_SKIPPED, dtype=np.int8)
+    for i in range(tiles.shape[0]):
+        q0, q1 = i * block_q, min((i + 1) * block_q, n_q)
+        lo, hi = _key_block_range(q0, q1, offset, n_k, block_k, causal, window)
+        for j in range(lo, hi):
+            k0, k1 = j * block_k, min((j + 1) * block_k, n_k)
+            tiles[i, j] = TILE_FULL if _tile_is_full(q0, q1, k0, k1, offset, causal, window) else TILE_MASKED
+    return tiles
+
+
+def flash_attention(q, k, v, *, causal=False, window=None, scale=None, block_q=64, block_k=64,
+                    return_lse=False, trace=None):
+    """FlashAttention forward: same result as `attention`, computed tile by tile.
+
+    For each block Q_i of `block_q` queries, loop over the visible key blocks
+    K_j, V_j (`block_k` keys) keeping per query row the running maximum `m_i`,
+    the running softmax denominator `l_i` and the unnormalized output `acc`:
+
+        S    = Q_i K_j^T * scale              (masked entries -inf)
+        m    = max(m_i, rowmax(S))
+        P    = exp(S - m)
+        l_i  = exp(m_i - m) l_i + rowsum(P)
+        acc  = exp(m_i - m) acc + P V_j
+        m_i  = m
+        O_i  = acc / l_i                      after the last block
+
+    Only a (block_q, block_k) score tile exists at a time: O(N d) memory.
+    Key blocks that the causal/window mask hides from the whole query block
+    are not visited; tiles that the mask does not touch skip the masking.
+
+    return_lse: also return the log-sum-exp L = m_i + log(l_i) of the scaled
+    scores, (B, H_q, N_q) (what the paper saves for the backward pass).
+    trace: optional list; each visited tile appends (q_block, k_block, kind) with
+    kind TILE_MASKED or TILE_FULL (compare with `flash_schedule`).
+    """
+    q, k, v, group = _check_qkv(q, k, v)
+    (b, h_q, n_q, d), (_, h_kv, n_k, _), d_v = q.shape, k.shape, v.shape[-1]
+    causal, window = _check_mask_args(n_q, n_k, causal, window)
+    block_q, block_k = _check_blocks(block_q, block_k)
+    if trace is not None and not isinstance(trace, list):
+        raise TypeError(f"trace must be a list or None, got {type(trace).__name__}")
+    dtype = _compute_dtype(q, k, v)
+    scale = dtype.type(_scale(scale, d))
+    offset = n_k - n_q  # queries are the last n_q positions
+    qg = q.astype(dtype).reshape(b, h_kv, group, n_q, d)  # (B, H_kv, G, N_q, d): one K/V tile serves G heads
+    k, v = k.astype(dtype)[:, :, None], v.astype(dtype)[:, :, None]  # (B, H_kv, 1, N_k, d)
+    out = np.empty((b, h_kv, group, n_q, d_v), dtype=dtype)
+    lse = np.empty((b, h_kv, group, n_q), dtype=dtype)
+
+    for i in range(-(-n_q // block_q)):
+        q0, q1 = i * block_q, min((i + 1) * block_q, n_q)
+        q_i = qg[..., q0:q1, :]  # (B, H_kv, G, bq, d)
+        m_i = np.full(q_i.shape[:-1], -np.inf, dtype=dtype)  # (B, H_kv, G, bq) running row max
+        l_i = np.zeros(q_i.shape[:-1], dtype=dtype)  # (B, H_kv, G, bq) running denominator
+        acc = np.zeros(q_i.shape[:-1] + (d_v,), dtype=dtype)  # (B, H_kv, G, bq, d_v)
+        lo, hi = _key_block_range(q0, q1, offset, n_k, block_k, causal, window)
+        for j in range(lo, hi):
+            k0, k1 = j * block_k, min((j + 1) * block_k, n_k)
+            s = q_i @ k[..., k0:k1, :].swapaxes(-1, -2) * scale  # (B, H_kv, G, bq, bk)
+            full = _tile_is_full(q0, q1, k0, k1, offset, causal, window)
+            if not full:
+                pos = np.arange(q0, q1)[:, None] + offset  # (bq, 1)
+                key = np.arange(k0, k1)[None, :]  # (1, bk)
+                visible = (key <= pos) & ((key > pos - window) if window is not None else True)
+                s = np.where(visible, s, -np.inf)
+            m_new = np.maximum(m_i, s.max(axis=-1))
+            # A row with no visible key yet has m_new = -inf; use 0 there so exp(-inf - 0) = 0, not NaN.
+            m_safe = np.where(np.isfinite(m_new), m_new, dtype.type(0))
+            p = np.exp(s - m_safe[..., None])  # (B, H_kv, G, bq, bk)
+            alpha = np.exp(m_i - m_safe)  # rescales what was accumulated under the old max
+            l_i = alpha * l_i + p.sum(axis=-1)
+            acc = alpha[..., None] * acc + p @ v[..., k0:k1, :]
+            m_i = m_new
+            if trace is not None:
+                trace.append((i, j, TILE_FULL if full else TILE_MASKED))
+        out[..., q0:q1, :] = acc / l_i[..., None]
+        lse[..., q0:q1] = m_i + np.log(l_i)
+
+    out = out.reshape(b, h_q, n_q, d_v)  # (B, H_q, N_q, d_v)
+    if return_lse:
+        return out, lse.reshape(b, h_q, n_q)
+    return out
