@@ -111,6 +111,10 @@ def _field_html(calc: str, field) -> str:
             f'<option value="{e(str(v))}"{" selected" if str(v) == str(field.default) else ""}>{e(label)}</option>'
             for v, label in field.options)
         control = f'<select id="{fid}" name="{e(field.name)}">{opts}</select>'
+    elif field.kind == "text":
+        limit = int(field.max if field.max is not None else 2000)
+        control = (f'<textarea id="{fid}" name="{e(field.name)}" rows="3" maxlength="{limit}" '
+                   f'autocomplete="off" spellcheck="false">{e(str(field.default))}</textarea>')
     else:
         attrs = []
         for key in ("min", "max", "step"):
@@ -141,7 +145,7 @@ def bars_html(pairs) -> str:
     top = max([v for _, v in pairs] + [1e-300])
     rows = "".join(
         f'<div class="c2-bar"><span class="c2-bar__label">{e(str(label))}</span>'
-        f'<meter min="0" max="{top:.6g}" value="{v:.6g}"></meter><span class="c2-bar__value">{v:.4f}</span></div>'
+        f'<meter min="0" max="{top:.17g}" value="{v:.17g}"></meter><span class="c2-bar__value">{v:.4f}</span></div>'
         for label, v in pairs)
     return f'<div class="c2-bars">{rows}</div>'
 

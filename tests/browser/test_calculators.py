@@ -1,0 +1,140 @@
+"""Every calculator on every page, in the browser, against CPython.
+
+For each calculator: the build-time defaults equal `calculators.compute(name)`;
+after changing one input in the page, the worker's outputs equal CPython's for
+the same raw inputs; a fuzzed bad value shows an inline message, never NaN or
+Infinity, and the calculator recovers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from chapter2 import calculators
+
+pytestmark = pytest.mark.browser
+WAIT_MS = 60_000
+
+
+def _pages(site_dir):
+    pages = {}
+    for html in sorted(site_dir.rglob("index.html")):
+        for name in re.findall(r'data-calculator="([\w-]+)"', html.read_text()):
+            pages.setdefault(name, html.parent.relative_to(site_dir).as_posix())
+    return pages
+
+
+def _raw(calc):
+    return calc.evaluate("el => Object.fromEntries([...el.querySelector('form').elements].filter(e => e.name).map(e => [e.name, e.value]))")
+
+
+def _outputs(calc):
+    return calc.evaluate("""el => Object.fromEntries([...el.querySelectorAll('[data-output]')].map(dd =>
+        [dd.dataset.output, dd.dataset.kind === 'bars'
+            ? [...dd.querySelectorAll('.c2-bar')].map(b => [b.querySelector('.c2-bar__label').textContent, +b.querySelector('meter').value])
+            : dd.textContent]))""")
+
+
+def _normalise(outputs):
+    return {k: [[str(l), float(f"{float(v):.9g}")] for l, v in val] if isinstance(val, list) else val for k, val in outputs.items()}
+
+
+def _changed_value(field):
+    """A different valid value for one field."""
+    if field.kind == "select":
+        values = [str(v) for v, _ in field.options]
+        return values[(values.index(str(field.default)) + 1) % len(values)] if len(values) > 1 else None
+    if field.kind == "text":
+        return None
+    lo = field.min if field.min is not None else 0
+    hi = field.max if field.max is not None else float(field.default) * 4 + 4
+    value = float(field.default)
+    target = value + (hi - value) / 3 if value < hi else (value + lo) / 2
+    if field.step:
+        target = round(round((target - lo) / field.step) * field.step + lo, 10)
+    if field.integer:
+        target = round(target)
+    return f"{target:g}" if target != value else None
+
+
+def _wait_computed(page, name, before):
+    page.wait_for_function(
+        "([n, b]) => { const el = document.querySelector(`[data-calculator=${n}]`);"
+        " return (+el.dataset.computed || 0) > b && !el.hasAttribute('aria-busy'); }",
+        arg=[name, before], timeout=WAIT_MS)
+
+
+def _set(calc, field, value):
+    control = calc.locator(f'[name="{field.name}"]')
+    if field.kind == "select":
+        control.select_option(value)
+    else:
+        control.fill(value)
+
+
+def test_every_calculator_is_on_a_page(site_dir):
+    assert set(_pages(site_dir)) == set(calculators.REGISTRY), "each registered calculator appears on some page"
+
+
+def test_each_calculator_matches_cpython_in_the_browser(watched, site_dir):
+    current = None
+    for name, path in sorted(_pages(site_dir).items(), key=lambda kv: kv[1]):
+        if path != current:
+            page, current = watched.goto(path), path
+        calc = page.locator(f'[data-calculator="{name}"]')
+        assert _normalise(_outputs(calc)) == _normalise(calculators.compute(name)), f"{name}: build-time defaults"
+        spec = calculators.get(name)
+        changed = 0
+        for field in spec.fields:
+            value = _changed_value(field)
+            if value is None:
+                continue
+            before = int(calc.get_attribute("data-computed") or 0)
+            _set(calc, field, value)
+            _wait_computed(page, name, before)
+            raw = _raw(calc)
+            want = json.loads(calculators.compute_json(name, json.dumps(raw)))
+            if want["ok"]:
+                assert _normalise(_outputs(calc)) == _normalise(want["outputs"]), f"{name}: after {field.name}={value}"
+            else:  # the changed value is invalid in combination: the same message must show inline
+                assert calc.locator("[data-calc-message]").inner_text() == want["message"]
+                _set(calc, field, str(field.default))
+                _wait_computed(page, name, before + 1)
+            changed += 1
+        assert changed, f"{name}: no field could be changed"
+        watched.assert_clean()
+
+
+BAD_VALUES = ["", "NaN", "-1e308", "1e308", "abc"]
+
+
+def test_fuzzed_input_shows_a_message_and_recovers(watched, site_dir):
+    by_page = {}
+    for name, path in _pages(site_dir).items():
+        by_page.setdefault(path, []).append(name)
+    for path, names in by_page.items():
+        page = watched.goto(path)
+        for name in names:
+            calc = page.locator(f'[data-calculator="{name}"]')
+            message = calc.locator("[data-calc-message]")
+            fields = [f for f in calculators.get(name).fields if f.kind in ("number", "text")][:2]
+            for field in fields:
+                for bad in BAD_VALUES:
+                    before = int(calc.get_attribute("data-computed") or 0)
+                    calc.locator(f'[name="{field.name}"]').fill(bad)
+                    page.wait_for_function(
+                        "([n, b]) => { const el = document.querySelector(`[data-calculator=${n}]`);"
+                        " return !el.hasAttribute('aria-busy') && ((+el.dataset.computed || 0) > b || !el.querySelector('[data-calc-message]').hidden); }",
+                        arg=[name, before], timeout=WAIT_MS)
+                    shown = " ".join(str(v) for v in _outputs(calc).values()).lower()
+                    assert "nan" not in shown.split() and "infinity" not in shown, f"{name}.{field.name}={bad!r}: {shown}"
+                    if not message.is_hidden():
+                        assert message.inner_text().strip()
+                    before = int(calc.get_attribute("data-computed") or 0)
+                    calc.locator(f'[name="{field.name}"]').fill(str(field.default))
+                    _wait_computed(page, name, before)
+                    assert message.is_hidden(), f"{name}.{field.name}: message stays after a valid value"
+        watched.assert_clean()
