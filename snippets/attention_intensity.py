@@ -1,0 +1,29 @@
+"""Standard attention's arithmetic intensity, counted step by step (N=4096, d=128, FP16).
+
+Run: python snippets/attention_intensity.py
+"""
+from chapter2.hardware import GPUS
+from chapter2.roofline import attention_intensity, flash_attention_intensity
+
+N, d, b = 4096, 128, 2  # sequence length, head dimension, bytes per FP16 element
+
+# Every step reads its inputs from device memory and writes its output back.
+steps = [
+    # name,             elements read,   elements written, operations
+    ("S = Q K^T",       2 * N * d,       N * N,            2 * N * N * d),
+    ("P = softmax(S)",  N * N,           N * N,            3 * N * N),
+    ("O = P V",         N * N + N * d,   N * d,            2 * N * N * d),
+]
+total_bytes = total_ops = 0
+for name, read, written, ops in steps:
+    total_bytes += (read + written) * b
+    total_ops += ops
+    print(f"{name:15} bytes {(read + written) * b:>12,}  ops {ops:>15,}")
+
+print(f"total bytes {total_bytes:,} = 8N^2 + 8Nd = {8 * N * N + 8 * N * d:,}")
+print(f"total ops   {total_ops:,} = 4N^2 d + 3N^2 = {4 * N * N * d + 3 * N * N:,}")
+print(f"intensity   {total_ops / total_bytes:.1f} ops/byte; an H100 needs {GPUS['H100-SXM'].ops_per_byte('fp16'):.0f}")
+
+# The library counts the same steps; FlashAttention keeps S and P on chip.
+print(f"library: standard {attention_intensity(N, d).intensity:.1f}, "
+      f"FlashAttention {flash_attention_intensity(N, d).intensity:.0f}")

@@ -1,0 +1,198 @@
+"""Calculators of section 2.4 (calculating inference bottlenecks).
+
+Every number comes from `chapter2.hardware` and `chapter2.roofline`; these
+functions only pick the inputs and format the results.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import hardware, models, roofline
+from ..format import nbytes, number, si
+from ._registry import Field, Output, calculator
+
+GPU_OPTIONS = tuple((key, gpu.name) for key, gpu in hardware.GPUS.items()) + (
+    ("custom", "Custom: enter TFLOP/s and TB/s below"),
+)
+TENSOR_DTYPES = (("fp16", "FP16"), ("bf16", "BF16"), ("fp8", "FP8"))
+MODEL_OPTIONS = tuple((name, name) for name in models.list_configs())
+
+
+def gpu_fields(default="H100-SXM"):
+    """The GPU picker shared by the calculators of sections 2.3 and 2.4: a catalog entry or custom numbers."""
+    return [
+        Field("gpu", "GPU", default, kind="select", options=GPU_OPTIONS),
+        Field("custom_tflops", "Custom GPU: dense TFLOP/s", 989.4, min=0.001, max=1e6,
+              help="used only when GPU is Custom"),
+        Field("custom_tb_s", "Custom GPU: memory bandwidth (TB/s)", 3.35, min=0.001, max=1e3,
+              help="used only when GPU is Custom"),
+    ]
+
+
+def pick_gpu(gpu, custom_tflops, custom_tb_s, dtype) -> hardware.GPU:
+    """The catalog GPU `gpu`, or a custom one whose peak for `dtype` is `custom_tflops`."""
+    if gpu == "custom":
+        return hardware.custom_gpu(custom_tflops, custom_tb_s, memory_gb=80, dtype=dtype, name="custom GPU")
+    return hardware.get_gpu(gpu)
+
+
+def duration(seconds: float) -> str:
+    """A time for people: '4.64 ms', '1.3 s', '11.5 min', '2.7 h'."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3g} ms"
+    if seconds < 120:
+        return f"{seconds:.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:,.3g} h"
+
+
+def plain(x: float) -> str:
+    """4 significant digits, and whole numbers with separators from 1,000 up (never an exponent)."""
+    return f"{x:,.0f}" if x >= 1000 else number(x, 4)
+
+
+def bars(pairs) -> list:
+    """[label, value] bars with values rounded to 4 significant digits (6 decimals at most).
+
+    The page draws a bar with its value printed to 6 significant digits; rounding
+    here keeps the build-time bars and the browser's recomputed ones identical.
+    """
+    out = []
+    for label, value in pairs:
+        value = float(value)
+        digits = 6 if value == 0 else min(6, 3 - math.floor(math.log10(abs(value))))
+        out.append([label, round(value, digits)])
+    return out
+
+
+def _phase_line(est: roofline.PhaseEstimate) -> str:
+    attained = est.flops / est.time
+    return (f"{plain(est.intensity)} ops/byte vs ops:byte {plain(est.ridge)} → {est.bound} bound; "
+            f"at most {si(attained, 'FLOP/s')}")
+
+
+def _critical_line(model, context, gpu, dtype) -> str:
+    weights = roofline.decode_critical_batch(model, context, gpu=gpu, dtype=dtype, part="weights")
+    step = roofline.decode_critical_batch(model, context, gpu=gpu, dtype=dtype, part="step")
+    line = f"weight matmuls: batch ≥ {weights:,}" if weights else "weight matmuls: never"
+    if step is None:
+        return line + f"; whole step at {context:,} tokens of context: never (every sequence reads its own KV cache)"
+    return line + f"; whole step at {context:,} tokens of context: batch ≥ {step:,}"
+
+
+@calculator(
+    "ops_per_byte",
+    title="A GPU's ops:byte ratio",
+    fields=[*gpu_fields(), Field("dtype", "Data type", "fp16", kind="select", options=TENSOR_DTYPES)],
+    outputs=[
+        Output("peak", "Dense tensor peak"),
+        Output("bandwidth", "Memory bandwidth"),
+        Output("ratio", "ops:byte = peak / bandwidth"),
+        Output("meaning", "What it means"),
+    ],
+)
+def ops_per_byte_calc(gpu, custom_tflops, custom_tb_s, dtype):
+    g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
+    r = g.ops_per_byte(dtype)
+    return {
+        "peak": si(g.peak_flops(dtype), "FLOP/s", 4),
+        "bandwidth": si(g.bandwidth, "B/s", 4),
+        "ratio": f"{number(r, 4)} operations per byte",
+        "meaning": (f"a kernel doing fewer than {r:.0f} operations per byte it moves leaves the tensor "
+                    f"cores waiting on memory (memory bound); above it, memory waits on compute"),
+    }
+
+
+@calculator(
+    "roofline",
+    title="Prefill, decode and attention on the roofline",
+    fields=[
+        Field("model", "Model", "Llama-3.1-8B", kind="select", options=MODEL_OPTIONS),
+        *gpu_fields(),
+        Field("dtype", "Weights and math", "fp16", kind="select", options=TENSOR_DTYPES),
+        Field("n_gpus", "GPUs (ideal tensor parallel)", 1, min=1, max=64, integer=True),
+        Field("prompt", "Prompt tokens (prefill)", 4096, min=1, max=1_000_000, integer=True),
+        Field("context", "Context per sequence at decode", 4096, min=1, max=1_000_000, integer=True),
+        Field("batch", "Decode batch size", 1, min=1, max=100_000, integer=True),
+        Field("head_dim", "Attention head dimension d", 128, min=1, max=4096, integer=True),
+    ],
+    outputs=[
+        Output("intensity", "Arithmetic intensity (ops/byte) against the GPU's ops:byte", kind="bars"),
+        Output("prefill", "Prefill (one prompt)"),
+        Output("ttft", "Time to first token, lower bound"),
+        Output("decode", "Decode step"),
+        Output("tpot", "Time per output token, lower bound"),
+        Output("attention", "Attention alone (prompt length N, head dim d, unfused vs FlashAttention)"),
+        Output("critical", "Decode turns compute bound at"),
+        Output("memory", "Memory for weights + KV cache"),
+    ],
+)
+def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt, context, batch, head_dim):
+    config = models.load_config(model)
+    g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
+    pre = roofline.prefill(config, prompt, gpu=g, dtype=dtype, n_gpus=n_gpus)
+    dec = roofline.decode(config, context, batch=batch, gpu=g, dtype=dtype, n_gpus=n_gpus)
+    att = roofline.attention_intensity(prompt, head_dim, dtype)
+    flash = roofline.flash_attention_intensity(prompt, head_dim, dtype)
+    fits = "fits" if dec.fits else "does NOT fit"
+    return {
+        "intensity": bars([
+            [f"{g.key} ops:byte", g.ops_per_byte(dtype)],
+            [f"Prefill, {prompt:,} tokens", pre.intensity],
+            [f"Decode, batch {batch:,}", dec.intensity],
+            ["Standard attention", att.intensity],
+            ["FlashAttention", flash.intensity],
+        ]),
+        "prefill": _phase_line(pre),
+        "ttft": duration(pre.time),
+        "decode": _phase_line(dec),
+        "tpot": (f"{duration(dec.time)} per step → {plain(1 / dec.time)} tokens/s per sequence, "
+                 f"{plain(dec.tokens_per_s)} tokens/s for the batch"),
+        "attention": (f"standard {plain(att.intensity)} ops/byte ({roofline.bound(att.intensity, g, dtype)} bound), "
+                      f"FlashAttention {plain(flash.intensity)} ({roofline.bound(flash.intensity, g, dtype)} bound)"),
+        "critical": _critical_line(config, context, g, dtype),
+        "memory": f"{nbytes(dec.memory_needed)} at decode; {fits} in {n_gpus} × {g.memory_gb:g} GB",
+    }
+
+
+@calculator(
+    "decode_batching",
+    title="Batching raises decode's intensity",
+    fields=[
+        Field("batch", "Decode batch size", 1, kind="range", min=1, max=1024, step=1, integer=True),
+        Field("model", "Model", "Llama-3.1-8B", kind="select", options=MODEL_OPTIONS),
+        Field("context", "Context per sequence", 1024, min=1, max=1_000_000, integer=True),
+        *gpu_fields(),
+        Field("dtype", "Weights and math", "fp16", kind="select", options=TENSOR_DTYPES),
+    ],
+    outputs=[
+        Output("bars", "Decode intensity against the GPU's ops:byte", kind="bars"),
+        Output("intensity", "Decode intensity"),
+        Output("parts", "Weight matmuls vs attention"),
+        Output("bytes", "Bytes per step: weights + KV cache"),
+        Output("step", "Time per step (TPOT), lower bound"),
+        Output("throughput", "Tokens per second"),
+        Output("critical", "Compute bound from"),
+        Output("memory", "Memory for weights + KV cache"),
+    ],
+)
+def decode_batching_calc(batch, model, context, gpu, custom_tflops, custom_tb_s, dtype):
+    config = models.load_config(model)
+    g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
+    dec = roofline.decode(config, context, batch=batch, gpu=g, dtype=dtype)
+    return {
+        "bars": bars([[f"Decode step, batch {batch:,}", dec.intensity], ["Weight matmuls only", dec.weights_intensity],
+                      [f"{g.key} ops:byte", dec.ridge]]),
+        "intensity": f"{plain(dec.intensity)} ops/byte → {dec.bound} bound",
+        "parts": (f"weight matmuls {plain(dec.weights_intensity)} ops/byte, "
+                  f"attention over the KV cache {plain(dec.attention_intensity)} ops/byte"),
+        "bytes": f"{nbytes(dec.weight_bytes)} of weights + {nbytes(dec.kv_bytes)} of KV cache",
+        "step": duration(dec.time),
+        "throughput": f"{plain(1 / dec.time)} per sequence, {plain(dec.tokens_per_s)} for the batch",
+        "critical": _critical_line(config, context, g, dtype),
+        "memory": f"{nbytes(dec.memory_needed)} ({'fits' if dec.fits else 'does NOT fit'} in {g.memory_gb:g} GB)",
+    }

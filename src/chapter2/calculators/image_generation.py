@@ -1,0 +1,138 @@
+"""Calculators of section 2.3 (image and video generation), built on `chapter2.diffusion`."""
+
+from __future__ import annotations
+
+from .. import diffusion
+from ..format import si
+from ._registry import Field, Output, calculator
+from .bottlenecks import bars, duration, gpu_fields, pick_gpu, plain
+
+IMAGE_MODELS = tuple((k, k) for k, m in diffusion.MODELS.items() if m.kind == "image" and m.costed)
+VIDEO_MODELS = tuple((k, k) for k, m in diffusion.MODELS.items() if m.kind == "video" and m.costed)
+GUIDANCE = (("on", "On: 2 passes per step"), ("off", "Off or distilled: 1 pass per step"))
+DTYPES = (("bf16", "BF16"), ("fp16", "FP16"), ("fp8", "FP8"))
+
+
+def _pipeline(model, steps, guidance, width, height, gpu, custom_tflops, custom_tb_s, dtype, frames=None, n_gpus=1):
+    g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
+    return diffusion.pipeline_cost(model, steps=steps, guidance=guidance == "on", width=width, height=height,
+                                   frames=frames, gpu=g, dtype=dtype, n_gpus=n_gpus), g
+
+
+def _pass_lines(cost, g, dtype):
+    p = cost.per_pass
+    ridge = g.ops_per_byte(dtype)
+    return {
+        "pass_flops": f"{si(p.flops, 'FLOP')} ({100 * p.attention_share:.0f} % of it attention)",
+        "intensity": (f"{plain(p.intensity)} ops/byte vs ops:byte {plain(ridge)} → "
+                      f"{'compute' if p.intensity >= ridge else 'memory'} bound"),
+    }
+
+
+@calculator(
+    "diffusion_pipeline",
+    title="One image: passes, FLOPs and time",
+    fields=[
+        Field("model", "Model", "Qwen-Image", kind="select", options=IMAGE_MODELS),
+        Field("steps", "Denoising steps", 50, min=1, max=1000, integer=True),
+        Field("guidance", "Classifier-free guidance", "on", kind="select", options=GUIDANCE),
+        Field("width", "Width (pixels)", 1024, min=16, max=4096, integer=True, help="multiple of 16"),
+        Field("height", "Height (pixels)", 1024, min=16, max=4096, integer=True, help="multiple of 16"),
+        *gpu_fields(),
+        Field("dtype", "Weights and math", "bf16", kind="select", options=DTYPES),
+    ],
+    outputs=[
+        Output("passes", "Denoiser forward passes"),
+        Output("tokens", "Latent tokens per pass"),
+        Output("pass_flops", "FLOPs per pass"),
+        Output("intensity", "Intensity of one pass"),
+        Output("total_flops", "FLOPs for the image"),
+        Output("time", "Time on one GPU, lower bound"),
+    ],
+)
+def diffusion_pipeline_calc(model, steps, guidance, width, height, gpu, custom_tflops, custom_tb_s, dtype):
+    cost, g = _pipeline(model, steps, guidance, width, height, gpu, custom_tflops, custom_tb_s, dtype)
+    m = cost.model
+    per_step = 2 if cost.guidance else 1
+    return {
+        "passes": f"{cost.passes:,} ({cost.steps:,} steps × {per_step})",
+        "tokens": (f"{cost.per_pass.tokens:,} ({width // m.vae_spatial} × {height // m.vae_spatial} latent, "
+                   f"{m.patch[1]} × {m.patch[2]} patches)"),
+        **_pass_lines(cost, g, dtype),
+        "total_flops": si(cost.flops, "FLOP"),
+        "time": (f"{duration(cost.time)} (denoiser {duration(cost.denoiser_time)}, "
+                 f"text encoder {duration(cost.text_encoder_time)}; VAE decode not included)"),
+    }
+
+
+@calculator(
+    "few_step",
+    title="Few-step model against the full schedule",
+    fields=[
+        Field("model", "Model", "Qwen-Image", kind="select", options=IMAGE_MODELS),
+        Field("width", "Width (pixels)", 1024, min=16, max=4096, integer=True, help="multiple of 16"),
+        Field("height", "Height (pixels)", 1024, min=16, max=4096, integer=True, help="multiple of 16"),
+        Field("base_steps", "Full schedule: steps", 50, min=1, max=1000, integer=True),
+        Field("base_guidance", "Full schedule: guidance", "on", kind="select", options=GUIDANCE),
+        Field("few_steps", "Few-step model: steps", 8, min=1, max=16, integer=True),
+        Field("few_guidance", "Few-step model: guidance", "off", kind="select", options=GUIDANCE),
+        *gpu_fields(),
+    ],
+    outputs=[
+        Output("times", "Time per image, lower bound (seconds)", kind="bars"),
+        Output("base", "Full schedule"),
+        Output("few", "Few-step"),
+        Output("saved", "Saved"),
+    ],
+)
+def few_step_calc(model, width, height, base_steps, base_guidance, few_steps, few_guidance, gpu, custom_tflops,
+                  custom_tb_s):
+    base, g = _pipeline(model, base_steps, base_guidance, width, height, gpu, custom_tflops, custom_tb_s, "bf16")
+    few, _ = _pipeline(model, few_steps, few_guidance, width, height, gpu, custom_tflops, custom_tb_s, "bf16")
+    share = diffusion.few_step_saving(base_steps, base_guidance == "on", few_steps, few_guidance == "on")
+    return {
+        "times": bars([[f"{base_steps} steps, guidance {base_guidance}", base.time],
+                       [f"{few_steps} steps, guidance {few_guidance}", few.time]]),
+        "base": f"{base.passes:,} passes, {duration(base.time)}",
+        "few": f"{few.passes:,} passes, {duration(few.time)}",
+        "saved": f"{100 * share:.1f} % of denoiser passes, {100 * (1 - few.time / base.time):.1f} % of the time",
+    }
+
+
+@calculator(
+    "video_generation",
+    title="One video clip: latent size and time",
+    fields=[
+        Field("model", "Model", "Wan2.1-T2V-14B", kind="select", options=VIDEO_MODELS),
+        Field("frames", "Frames", 81, min=1, max=321, integer=True, help="1 + a multiple of 4"),
+        Field("width", "Width (pixels)", 1280, min=16, max=3200, integer=True, help="multiple of 16"),
+        Field("height", "Height (pixels)", 720, min=16, max=2160, integer=True, help="multiple of 16"),
+        Field("steps", "Denoising steps", 50, min=1, max=1000, integer=True),
+        Field("guidance", "Classifier-free guidance", "on", kind="select", options=GUIDANCE),
+        Field("n_gpus", "GPUs for the one request", 8, min=1, max=64, integer=True),
+        *gpu_fields(),
+        Field("dtype", "Weights and math", "bf16", kind="select", options=DTYPES),
+    ],
+    outputs=[
+        Output("latent", "Latent"),
+        Output("tokens", "Tokens per pass"),
+        Output("pass_flops", "FLOPs per pass"),
+        Output("intensity", "Intensity of one pass"),
+        Output("time_one", "Time on one GPU, lower bound"),
+        Output("time_n", "Time split over the GPUs, lower bound"),
+    ],
+)
+def video_generation_calc(model, frames, width, height, steps, guidance, n_gpus, gpu, custom_tflops, custom_tb_s,
+                          dtype):
+    one, g = _pipeline(model, steps, guidance, width, height, gpu, custom_tflops, custom_tb_s, dtype, frames)
+    split, _ = _pipeline(model, steps, guidance, width, height, gpu, custom_tflops, custom_tb_s, dtype, frames, n_gpus)
+    m = one.model
+    t = diffusion.latent_frames(frames, m.vae_temporal)
+    return {
+        "latent": (f"{m.latent_channels} channels × {t} frames × {height // m.vae_spatial} × {width // m.vae_spatial} "
+                   f"({m.vae_temporal}× in time, {m.vae_spatial}× in space)"),
+        "tokens": f"{one.per_pass.tokens:,}",
+        **_pass_lines(one, g, dtype),
+        "time_one": f"{duration(one.time)} for {one.passes:,} passes",
+        "time_n": f"{duration(split.time)} on {n_gpus} GPUs (ideal split, communication ignored)",
+    }

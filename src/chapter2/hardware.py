@@ -1,0 +1,176 @@
+"""The GPU catalog: peak compute, memory bandwidth and memory size (chapter section 2.4.1).
+
+A GPU has two resources that matter for inference: compute, in floating-point
+operations per second, and memory bandwidth, in bytes per second. Their ratio
+is the hardware's ops:byte ratio,
+
+    ops_per_byte = peak FLOP/s / bandwidth (bytes/s)
+
+the number of operations a kernel must do per byte it moves to keep the
+tensor cores busy. An H100 SXM does 989.4 TFLOP/s of dense FP16 against
+3.35 TB/s, a ratio of about 295.
+
+Every number lives in one data file, `data/gpus.json`, with the URL it was
+read from. Peaks are *dense* tensor-core throughput. Datasheets often headline
+2:4 structured-sparsity figures, twice the dense ones (the H100 page says
+1,979 TFLOPS of FP16); those are kept apart in `sparse_flops` and never used as
+a peak. A calculator can also use a `custom_gpu` built from two numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from types import MappingProxyType
+
+from ._checks import finite_real
+
+__all__ = ["GPU", "GPUS", "TENSOR_DTYPES", "tensor_dtype", "custom_gpu", "get_gpu", "ops_per_byte_table"]
+
+TERA = 1e12
+GIGA = 1e9
+
+# Throughput is quoted per tensor-core dtype; other spellings map onto these keys.
+TENSOR_DTYPES = ("fp16", "bf16", "fp8")
+_DTYPE_ALIASES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float8": "fp8", "fp8_e4m3": "fp8", "e4m3": "fp8"}
+
+
+def tensor_dtype(dtype) -> str:
+    """Normalize a dtype name ('FP16', 'bfloat16', 'fp8') to a catalog key, or raise."""
+    if not isinstance(dtype, str):
+        raise TypeError(f"dtype must be a string such as 'fp16', got {dtype!r}")
+    key = dtype.strip().lower()
+    key = _DTYPE_ALIASES.get(key, key)
+    if key not in TENSOR_DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(TENSOR_DTYPES)}, got {dtype!r}")
+    return key
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One accelerator. `dense_flops` and `sparse_flops` map dtype -> FLOP/s; bandwidth in bytes/s."""
+
+    key: str
+    name: str
+    vendor: str
+    memory_bytes: float
+    bandwidth: float
+    dense_flops: MappingProxyType
+    sparse_flops: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    unsupported: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    def peak_flops(self, dtype="fp16") -> float:
+        """Dense tensor-core peak in FLOP/s for `dtype`; raises ValueError if the GPU lacks it."""
+        key = tensor_dtype(dtype)
+        if key not in self.dense_flops:
+            why = self.unsupported.get(key, "no figure in the catalog")
+            raise ValueError(f"{self.key} has no {key.upper()} tensor throughput ({why})")
+        return self.dense_flops[key]
+
+    def ops_per_byte(self, dtype="fp16") -> float:
+        """The hardware ops:byte ratio: dense peak FLOP/s divided by memory bandwidth in bytes/s."""
+        return self.peak_flops(dtype) / self.bandwidth
+
+    def tflops(self, dtype="fp16") -> float:
+        return self.peak_flops(dtype) / TERA
+
+    @property
+    def bandwidth_tb_s(self) -> float:
+        return self.bandwidth / TERA
+
+    @property
+    def memory_gb(self) -> float:
+        return self.memory_bytes / GIGA
+
+
+def custom_gpu(tflops, bandwidth_tb_s, memory_gb=80, *, dtype="fp16", name="custom") -> GPU:
+    """A GPU from two numbers: dense TFLOP/s for `dtype` and memory bandwidth in TB/s."""
+    tflops = finite_real("tflops", tflops, low=0, low_open=True)
+    bandwidth_tb_s = finite_real("bandwidth_tb_s", bandwidth_tb_s, low=0, low_open=True)
+    memory_gb = finite_real("memory_gb", memory_gb, low=0, low_open=True)
+    key = tensor_dtype(dtype)
+    flops = {key: tflops * TERA}
+    if key in ("fp16", "bf16"):  # the two 16-bit formats run at the same rate on every catalog GPU
+        flops = {"fp16": tflops * TERA, "bf16": tflops * TERA}
+    return GPU(
+        key=name,
+        name=name,
+        vendor="custom",
+        memory_bytes=memory_gb * GIGA,
+        bandwidth=bandwidth_tb_s * TERA,
+        dense_flops=MappingProxyType(flops),
+        sources=MappingProxyType({"all": "entered by the user"}),
+    )
+
+
+def _entry(key: str, raw: dict) -> GPU:
+    """Build a GPU from one catalog record, checking that every number has a source."""
+
+    def sourced(path, item):
+        if not isinstance(item, dict) or "value" not in item or not str(item.get("source", "")).startswith("http"):
+            raise ValueError(f"gpus.json: {key}.{path} needs a value and a source URL")
+        return float(item["value"]), item["source"]
+
+    sources = {}
+    memory, sources["memory"] = sourced("memory_gb", raw["memory_gb"])
+    bandwidth, sources["bandwidth"] = sourced("bandwidth_tb_s", raw["bandwidth_tb_s"])
+    dense, sparse = {}, {}
+    for table, out, prefix in ((raw["tflops"], dense, "dense"), (raw.get("sparse_tflops", {}), sparse, "sparse")):
+        for dtype, item in table.items():
+            value, sources[f"{prefix}_{dtype}"] = sourced(f"{prefix}.{dtype}", item)
+            out[tensor_dtype(dtype)] = value * TERA
+    return GPU(
+        key=key,
+        name=raw["name"],
+        vendor=raw["vendor"],
+        memory_bytes=memory * GIGA,
+        bandwidth=bandwidth * TERA,
+        dense_flops=MappingProxyType(dense),
+        sparse_flops=MappingProxyType(sparse),
+        unsupported=MappingProxyType(dict(raw.get("unsupported", {}))),
+        sources=MappingProxyType(sources),
+    )
+
+
+def _load_catalog() -> MappingProxyType:
+    text = resources.files("chapter2").joinpath("data", "gpus.json").read_text(encoding="utf-8")
+    raw = json.loads(text)["gpus"]
+    return MappingProxyType({key: _entry(key, entry) for key, entry in raw.items()})
+
+
+GPUS = _load_catalog()
+"""Catalog key (for example 'H100-SXM') -> GPU, read once from data/gpus.json."""
+
+
+def get_gpu(gpu) -> GPU:
+    """A GPU from a catalog key (case-insensitive) or a GPU object."""
+    if isinstance(gpu, GPU):
+        return gpu
+    if not isinstance(gpu, str):
+        raise TypeError(f"gpu must be a catalog key such as 'H100-SXM' or a GPU, got {gpu!r}")
+    by_lower = {k.lower(): v for k, v in GPUS.items()}
+    if gpu.strip().lower() not in by_lower:
+        raise ValueError(f"gpu must be one of {', '.join(GPUS)}, got {gpu!r}")
+    return by_lower[gpu.strip().lower()]
+
+
+def ops_per_byte_table(dtypes=("fp16", "fp8"), gpus=None) -> str:
+    """The catalog as a Markdown table: memory, bandwidth, dense TFLOP/s and ops:byte per dtype."""
+    keys = list(GPUS) if gpus is None else list(gpus)
+    dtypes = [tensor_dtype(d) for d in dtypes]
+    header = ["GPU", "Memory (GB)", "Bandwidth (TB/s)"]
+    for d in dtypes:
+        header += [f"Dense {d.upper()} TFLOP/s", f"{d.upper()} ops:byte"]
+    rows = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    for key in keys:
+        g = get_gpu(key)
+        cells = [g.name, f"{g.memory_gb:g}", f"{g.bandwidth_tb_s:g}"]
+        for d in dtypes:
+            if d in g.dense_flops:
+                cells += [f"{g.tflops(d):g}", f"{g.ops_per_byte(d):.0f}"]
+            else:
+                cells += ["n/a", "n/a"]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)

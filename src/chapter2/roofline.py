@@ -1,0 +1,485 @@
+"""Arithmetic intensity and the roofline (chapter section 2.4).
+
+An algorithm's arithmetic intensity is the operations it does per byte it
+moves to or from memory:
+
+    intensity = ops / bytes
+
+Compare it with the GPU's ops:byte ratio (`chapter2.hardware`). Below the
+ratio the kernel is memory bound: the tensor cores wait for data. Above it the
+kernel is compute bound. The roofline says the same in one line,
+
+    attainable FLOP/s = min(peak FLOP/s, intensity x bandwidth)
+
+This module computes intensities for a matmul, a matrix-vector product,
+attention (the chapter's worked example, step by step) and the two phases of
+LLM inference, prefill and decode, with lower-bound times for each.
+All byte counts are the minimum traffic to device memory (each tensor read or
+written once); real kernels move at least this much, so times are lower bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import dtype_bytes as _dtype_bytes
+from ._checks import finite_real, positive_int
+from .hardware import GPU, get_gpu, tensor_dtype
+from .linear import matmul_cost
+
+__all__ = [
+    "matmul_intensity",
+    "matvec_intensity",
+    "attainable_flops",
+    "bound",
+    "AttentionStep",
+    "AttentionCost",
+    "attention_intensity",
+    "flash_attention_intensity",
+    "LLMSpec",
+    "PhaseEstimate",
+    "prompt_flops",
+    "weight_bytes_touched",
+    "prefill",
+    "decode",
+    "decode_critical_batch",
+]
+
+
+# --------------------------------------------------------------------------- matmul
+
+
+def matmul_intensity(m, k, n, dtype="fp16") -> float:
+    """Ops per byte of C = A @ B with A (m, k), B (k, n): 2mkn / ((mk + kn + mn) x bytes)."""
+    return matmul_cost(m, k, n, dtype).intensity
+
+
+def matvec_intensity(k, n, dtype="fp16") -> float:
+    """Ops per byte of one vector times a (k, n) matrix: about 2 / bytes-per-element (1 in FP16).
+
+    This is decode at batch size 1: every weight is read for a single multiply-add.
+    """
+    return matmul_cost(1, k, n, dtype).intensity
+
+
+# --------------------------------------------------------------------------- roofline
+
+
+def _gpu_and_dtype(gpu, dtype) -> tuple[GPU, str]:
+    return get_gpu(gpu), tensor_dtype(dtype)
+
+
+# --8<-- [start:attainable_flops]
+def attainable_flops(intensity, gpu="H100-SXM", dtype="fp16"):
+    """The roofline: min(peak FLOP/s, intensity x bandwidth). `intensity` may be an array."""
+    g, d = _gpu_and_dtype(gpu, dtype)
+    x = np.asarray(intensity, dtype=np.float64)
+    if not np.all(np.isfinite(x)) or np.any(x < 0):
+        raise ValueError("intensity must be finite and >= 0")
+    out = np.minimum(g.peak_flops(d), x * g.bandwidth)
+    return float(out) if out.ndim == 0 else out
+# --8<-- [end:attainable_flops]
+
+
+def bound(intensity, gpu="H100-SXM", dtype="fp16") -> str:
+    """'memory' if intensity is below the GPU's ops:byte ratio, else 'compute'."""
+    intensity = finite_real("intensity", intensity, low=0)
+    g, d = _gpu_and_dtype(gpu, dtype)
+    return "memory" if intensity < g.ops_per_byte(d) else "compute"
+
+
+# --------------------------------------------------------------------------- attention
+
+
+@dataclass(frozen=True)
+class AttentionStep:
+    """One step of attention: what it reads and writes in device memory and how many operations it does."""
+
+    name: str
+    reads: str
+    writes: str
+    read_elements: int
+    write_elements: int
+    ops: int
+    ops_formula: str
+    elements_formula: str
+    dtype_bytes: float
+
+    @property
+    def bytes(self) -> float:
+        return (self.read_elements + self.write_elements) * self.dtype_bytes
+
+
+@dataclass(frozen=True)
+class AttentionCost:
+    """Attention for one head: sequence length N, head dimension d. `steps` sum to `ops` and `bytes`."""
+
+    variant: str
+    N: int
+    d: int
+    dtype_bytes: float
+    steps: tuple[AttentionStep, ...]
+
+    @property
+    def ops(self) -> int:
+        return sum(s.ops for s in self.steps)
+
+    @property
+    def bytes(self) -> float:
+        return sum(s.bytes for s in self.steps)
+
+    @property
+    def intensity(self) -> float:
+        return self.ops / self.bytes
+
+    def table(self) -> str:
+        """The steps as a Markdown table (for a page), with a total row."""
+        rows = [
+            "| Step | Reads | Writes | Elements moved | Bytes | Operations |",
+            "|---|---|---|---:|---:|---:|",
+        ]
+        for s in self.steps:
+            rows.append(
+                f"| {s.name} | {s.reads} | {s.writes} | {s.elements_formula} = {s.read_elements + s.write_elements:,} "
+                f"| {s.bytes:,.0f} | {s.ops_formula} = {s.ops:,} |"
+            )
+        rows.append(f"| **Total** | | | | **{self.bytes:,.0f}** | **{self.ops:,}** |")
+        return "\n".join(rows)
+
+
+def _attention_args(N, d, dtype_bytes):
+    return positive_int("N", N), positive_int("d", d), _dtype_bytes("dtype_bytes", dtype_bytes)
+
+
+# --8<-- [start:attention_intensity]
+def attention_intensity(N, d, dtype_bytes=2) -> AttentionCost:
+    """Standard (unfused) attention for one head, the chapter's worked example (section 2.4.2).
+
+    Each step round-trips through device memory:
+
+    1. S = Q K^T  reads Q and K (2Nd elements), does 2N^2 d operations, writes S (N^2).
+    2. P = softmax(S) reads S (N^2), does about 3N^2 operations (the chapter's
+       count: exponentiate, add to the row sum, divide), writes P (N^2).
+    3. O = P V    reads P (N^2) and V (Nd), does 2N^2 d operations, writes O (Nd).
+
+    Elements moved: 2Nd + N^2 + N^2 + N^2 + N^2 + Nd + Nd = 4N^2 + 4Nd, so in
+    FP16 (2 bytes) the total is 8N^2 + 8Nd bytes; operations total 4N^2 d + 3N^2.
+    At N = 4096, d = 128 the intensity is about 62, far below an H100's 295:
+    standard attention is memory bound. `dtype_bytes` is a byte count or a dtype name.
+    """
+    N, d, b = _attention_args(N, d, dtype_bytes)
+    steps = (
+        AttentionStep("S = Q K^T", "Q, K", "S", 2 * N * d, N * N, 2 * N * N * d, "2N²d", "2Nd + N²", b),
+        AttentionStep("P = softmax(S)", "S", "P", N * N, N * N, 3 * N * N, "3N²", "N² + N²", b),
+        AttentionStep("O = P V", "P, V", "O", N * N + N * d, N * d, 2 * N * N * d, "2N²d", "N² + Nd + Nd", b),
+    )
+    return AttentionCost("standard", N, d, b, steps)
+# --8<-- [end:attention_intensity]
+
+
+def flash_attention_intensity(N, d, dtype_bytes=2) -> AttentionCost:
+    """FlashAttention's ideal traffic: Q, K, V read once and O written once (4Nd elements).
+
+    S and P never leave on-chip memory, so the N^2 terms vanish from the bytes
+    while the operations stay 4N^2 d + 3N^2 (the online-softmax rescaling adds
+    O(N^2) more, ignored here). Intensity grows like N / 2 instead of levelling
+    off near d / 2: at N = 4096, d = 128 it is about 2060, compute bound.
+    (This counts each tensor once; a real kernel re-reads K and V once per
+    block of queries, which caches soften; Dao et al. 2022, arXiv:2205.14135, Theorem 2.)
+    """
+    N, d, b = _attention_args(N, d, dtype_bytes)
+    steps = (
+        AttentionStep("read Q, K, V", "Q, K, V", "", 3 * N * d, 0, 0, "0", "3Nd", b),
+        AttentionStep("S = Q K^T (on chip)", "", "", 0, 0, 2 * N * N * d, "2N²d", "0", b),
+        AttentionStep("P = softmax(S) (on chip)", "", "", 0, 0, 3 * N * N, "3N²", "0", b),
+        AttentionStep("O = P V (on chip)", "", "", 0, 0, 2 * N * N * d, "2N²d", "0", b),
+        AttentionStep("write O", "", "O", 0, N * d, 0, "0", "Nd", b),
+    )
+    return AttentionCost("flash", N, d, b, steps)
+
+
+# --------------------------------------------------------------------------- LLM prefill and decode
+
+
+@dataclass(frozen=True)
+class _Params:
+    total: float
+    active: float
+
+
+@dataclass(frozen=True)
+class LLMSpec:
+    """A decoder-only LLM as plain numbers, for when no config object is at hand.
+
+    It answers the same questions a `chapter2.models.ModelConfig` does:
+    `params()` (.total, .active), `kv_cache_bytes_per_token(dtype)`,
+    `flops_per_token(context)` and `attention_flops_per_token(context)`, so
+    `prefill` and `decode` take either. For a mixture-of-experts model give
+    `n_experts` (routed experts per layer) and `experts_per_token`.
+    """
+
+    name: str
+    params_total: float
+    params_active: float
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    n_experts: int = 1
+    experts_per_token: int = 1
+
+    def __post_init__(self):
+        finite_real("params_total", self.params_total, low=0, low_open=True)
+        finite_real("params_active", self.params_active, low=0, low_open=True, high=self.params_total)
+        for arg in ("n_layers", "n_heads", "n_kv_heads", "head_dim", "n_experts", "experts_per_token"):
+            positive_int(arg, getattr(self, arg))
+        if self.experts_per_token > self.n_experts:
+            raise ValueError(f"experts_per_token ({self.experts_per_token}) must be <= n_experts ({self.n_experts})")
+
+    def params(self) -> _Params:
+        return _Params(self.params_total, self.params_active)
+
+    def kv_cache_bytes_per_token(self, dtype="fp16") -> float:
+        """K and V for every layer: 2 x n_layers x n_kv_heads x head_dim elements."""
+        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * _dtype_bytes("dtype", dtype)
+
+    def attention_flops_per_token(self, context) -> float:
+        """4 x n_layers x n_heads x head_dim x context: QK^T and PV each take 2 x head_dim
+        operations per head per key, and the token attends to `context` keys (itself included)."""
+        context = positive_int("context", context)
+        return 4 * self.n_layers * self.n_heads * self.head_dim * context
+
+    def flops_per_token(self, context) -> float:
+        """2 x active params (one multiply-add per weight) + attention over `context` keys."""
+        return 2 * self.params_active + self.attention_flops_per_token(context)
+
+
+def _experts(model) -> tuple[int, int]:
+    """(routed experts per layer, experts per token) of a model; (1, 1) for a dense one."""
+    for total_name, k_name in (("n_experts", "experts_per_token"), ("num_experts", "num_experts_per_tok")):
+        e, k = getattr(model, total_name, None), getattr(model, k_name, None)
+        if e and k:
+            return int(e), int(k)
+    return 1, 1
+
+
+def weight_bytes_touched(model, tokens, weight_bytes_per_param) -> float:
+    """Bytes of weights a step must read to process `tokens` tokens together.
+
+    A dense model reads all its weights. An MoE model reads its shared weights
+    plus the experts its tokens pick: with E experts, k per token and routing
+    spread evenly, an expert is missed by one token with probability 1 - k/E, so
+    it is touched by `tokens` tokens with probability 1 - (1 - k/E)^tokens. One
+    token reads exactly the active parameters; a large batch reads nearly all.
+    An untied input embedding is a row lookup, so it is not counted.
+    """
+    tokens = positive_int("tokens", tokens)
+    weight_bytes_per_param = finite_real("weight_bytes_per_param", weight_bytes_per_param, low=0, low_open=True)
+    p = model.params()
+    streamed = _weights_streamed(p)
+    n_experts, k = _experts(model)
+    if n_experts <= 1 or p.total == p.active:
+        return streamed * weight_bytes_per_param
+    per_expert = (p.total - p.active) / (n_experts - k)  # one expert's weights, summed over layers
+    touched = 1.0 - (1.0 - k / n_experts) ** tokens
+    return (streamed - n_experts * per_expert * (1.0 - touched)) * weight_bytes_per_param
+
+
+@dataclass(frozen=True)
+class PhaseEstimate:
+    """Roofline estimate of one prefill, or one decode step, on one GPU.
+
+    `time` = max(flops / peak, bytes / bandwidth) is a lower bound: no kernel
+    beats the roof. `memory_needed` is the weights plus the KV cache it holds.
+    With `n_gpus` > 1 the work and the bytes are split evenly (ideal tensor
+    parallelism, communication ignored): n times the peak and the bandwidth.
+    """
+
+    phase: str
+    batch: int
+    tokens: int
+    flops: float
+    attention_flops: float
+    weight_bytes: float
+    kv_bytes: float
+    memory_needed: float
+    gpu: GPU
+    dtype: str
+    n_gpus: int = 1
+
+    @property
+    def bytes(self) -> float:
+        return self.weight_bytes + self.kv_bytes
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes
+
+    @property
+    def weights_intensity(self) -> float:
+        """The weight matmuls alone: their FLOPs over the weight bytes (what batching raises)."""
+        return (self.flops - self.attention_flops) / self.weight_bytes
+
+    @property
+    def attention_intensity(self) -> float:
+        """Attention alone: its FLOPs over the KV cache bytes (what batching does not change)."""
+        return self.attention_flops / self.kv_bytes
+
+    @property
+    def ridge(self) -> float:
+        return self.gpu.ops_per_byte(self.dtype)
+
+    @property
+    def bound(self) -> str:
+        return "memory" if self.intensity < self.ridge else "compute"
+
+    @property
+    def compute_time(self) -> float:
+        return self.flops / (self.gpu.peak_flops(self.dtype) * self.n_gpus)
+
+    @property
+    def memory_time(self) -> float:
+        return self.bytes / (self.gpu.bandwidth * self.n_gpus)
+
+    @property
+    def time(self) -> float:
+        return max(self.compute_time, self.memory_time)
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens processed per second across the batch (decode: batch / time per step)."""
+        return self.tokens / self.time
+
+    @property
+    def fits(self) -> bool:
+        return self.memory_needed <= self.gpu.memory_bytes * self.n_gpus
+
+
+def _model(model):
+    """A config object from a shipped name (via chapter2.models), or the object itself."""
+    if isinstance(model, str):
+        from . import models  # lazy: the catalog of shipped configs lives there
+
+        return models.load_config(model)
+    for method in ("params", "kv_cache_bytes_per_token", "flops_per_token"):
+        if not callable(getattr(model, method, None)):
+            raise TypeError(f"model must be a shipped config name, an LLMSpec or a config with {method}(), got {model!r}")
+    return model
+
+
+def prompt_flops(model, prompt_tokens) -> float:
+    """sum_{i=1..P} model.flops_per_token(i): the FLOPs of a causal prefill of one P-token prompt.
+
+    flops_per_token(c) is affine in c (weights, plus attention over c keys) until
+    a sliding window w caps some layers, then affine again; so the sum is taken
+    in closed form per piece, (b - a + 1) (f(a) + f(b)) / 2 over [a, b].
+    """
+    return _sum_over_prompt(model.flops_per_token, model, prompt_tokens)
+
+
+def _attention_flops(model, context) -> float:
+    """Attention's share of flops_per_token (0 for a config that does not split it out)."""
+    fn = getattr(model, "attention_flops_per_token", None)
+    return fn(context) if callable(fn) else 0.0
+
+
+def _sum_over_prompt(f, model, prompt_tokens) -> float:
+    P = positive_int("prompt_tokens", prompt_tokens)
+    window = getattr(model, "sliding_window", None) if getattr(model, "sliding_window_layers", ()) else None
+    cuts = [1] + ([window + 1] if window and window < P else []) + [P + 1]
+    return float(sum((b - a) * (f(a) + f(b - 1)) / 2 for a, b in zip(cuts, cuts[1:])))
+
+
+def _weights_streamed(params) -> float:
+    """Parameters a forward pass reads in full: all but an untied input embedding (a row lookup)."""
+    untied = getattr(params, "lm_head", 0) > 0
+    return params.total - (getattr(params, "embedding", 0) if untied else 0)
+
+
+def _kv_bytes(model, context, batch, kv_dtype) -> float:
+    """KV cache of `batch` sequences of `context` tokens (a config's own count caps sliding windows)."""
+    if callable(getattr(model, "kv_cache_bytes", None)):
+        return model.kv_cache_bytes(context, batch, kv_dtype)
+    return batch * context * model.kv_cache_bytes_per_token(kv_dtype)
+
+
+def _phase_setup(model, gpu, dtype, kv_dtype):
+    model = _model(model)
+    g, d = _gpu_and_dtype(gpu, dtype)
+    return model, g, d, _dtype_bytes("dtype", d), d if kv_dtype is None else kv_dtype
+
+
+def prefill(model, prompt_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None, n_gpus=1) -> PhaseEstimate:
+    """Prefill `batch` prompts of `prompt_tokens` tokens each: one pass, weights read once.
+
+    FLOPs: token i of a prompt attends to i keys (causal, itself included), so the
+    prompt costs sum_{i=1..P} flops_per_token(i) (`prompt_flops`). Bytes: the weights once
+    plus the KV cache written for every prompt token. Its time is a lower bound
+    on time to first token (TTFT).
+    """
+    P, batch = positive_int("prompt_tokens", prompt_tokens), positive_int("batch", batch)
+    model, g, d, wb, kv_dtype = _phase_setup(model, gpu, dtype, kv_dtype)
+    flops = batch * prompt_flops(model, P)
+    attention = batch * _sum_over_prompt(lambda c: _attention_flops(model, c), model, P)
+    kv_bytes = batch * P * model.kv_cache_bytes_per_token(kv_dtype)  # every prompt token's K and V written once
+    weights = weight_bytes_touched(model, batch * P, wb)
+    memory = model.params().total * wb + _kv_bytes(model, P, batch, kv_dtype)
+    return PhaseEstimate("prefill", batch, batch * P, flops, attention, weights, kv_bytes, memory, g, d, positive_int("n_gpus", n_gpus))
+
+
+def decode(model, context, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None, n_gpus=1) -> PhaseEstimate:
+    """One decode step for `batch` sequences, each `context` tokens long counting the new one.
+
+    FLOPs: batch x flops_per_token(context). Bytes: the weights the batch
+    touches (all of them for a dense model) plus, per sequence, the KV cache of
+    the context - 1 earlier tokens read and the new token's K and V written
+    (a sliding-window layer reads at most its window).
+    Its time is a lower bound on time per output token (TPOT); tokens_per_s
+    counts the whole batch.
+    """
+    context, batch = positive_int("context", context), positive_int("batch", batch)
+    model, g, d, wb, kv_dtype = _phase_setup(model, gpu, dtype, kv_dtype)
+    flops = batch * model.flops_per_token(context)
+    attention = batch * _attention_flops(model, context)
+    kv_bytes = _kv_bytes(model, context, batch, kv_dtype)
+    weights = weight_bytes_touched(model, batch, wb)
+    memory = model.params().total * wb + kv_bytes
+    return PhaseEstimate("decode", batch, batch, flops, attention, weights, kv_bytes, memory, g, d, positive_int("n_gpus", n_gpus))
+
+
+def decode_critical_batch(model, context, *, gpu="H100-SXM", dtype="fp16", kv_dtype=None, part="step",
+                          max_batch=1 << 24):
+    """Smallest batch at which decode becomes compute bound, or None if it never does.
+
+    Batching multiplies the useful work per weight read, so intensity rises
+    with the batch. `part` picks what must turn compute bound:
+
+    - "weights": the weight matmuls alone (FLOPs over weight bytes). For a
+      dense FP16 model this happens near batch = ops:byte, about 295 on an
+      H100: each weight byte then feeds one multiply-add per sequence.
+    - "step": the whole step, KV cache reads included. Every sequence reads
+      its own KV cache, so the step's intensity levels off at
+      flops_per_token / (context x KV bytes per token); if that ceiling is
+      below the ops:byte ratio, no batch is enough (the answer is None).
+    """
+    context = positive_int("context", context)
+    max_batch = positive_int("max_batch", max_batch)
+    if part not in ("step", "weights"):
+        raise ValueError(f"part must be 'step' or 'weights', got {part!r}")
+    model = _model(model)
+
+    def compute_bound(b):
+        est = decode(model, context, batch=b, gpu=gpu, dtype=dtype, kv_dtype=kv_dtype)
+        return (est.intensity if part == "step" else est.weights_intensity) >= est.ridge
+
+    if not compute_bound(max_batch):
+        return None
+    lo, hi = 0, 1  # invariant: lo is memory bound (or 0), hi is compute bound
+    while not compute_bound(hi):
+        lo, hi = hi, min(2 * hi, max_batch)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if compute_bound(mid) else (mid, hi)
+    return hi

@@ -1,0 +1,136 @@
+"""Image and video generation costs (chapter sections 2.3 and 2.4.3)."""
+
+import json
+
+import pytest
+
+from chapter2 import calculators, diffusion, models
+from chapter2.calculators.bottlenecks import duration
+from chapter2.hardware import GPUS
+
+
+def test_fifty_guided_steps_are_one_hundred_passes():
+    # Chapter 2.3: each step runs the denoiser twice for guidance, so 50 steps means 100 forward passes.
+    assert diffusion.denoiser_passes(50, True) == 100
+    assert diffusion.denoiser_passes(50, False) == 50
+    with pytest.raises(ValueError, match="steps"):
+        diffusion.denoiser_passes(0)
+    with pytest.raises(TypeError, match="guidance"):
+        diffusion.denoiser_passes(10, "yes")
+
+
+def test_few_step_models_save_80_to_90_percent():
+    # Chapter 2.3.2: eight steps or fewer, 80 to 90 percent faster. 8 guided steps vs 50 guided: 16 / 100 passes.
+    assert diffusion.few_step_saving(50, True, 8, True) == pytest.approx(0.84)
+    assert 0.8 <= diffusion.few_step_saving(50, True, 8, True) <= 0.9
+    assert diffusion.few_step_saving(50, True, 8, False) == pytest.approx(0.92)  # guidance distilled too
+    assert diffusion.few_step_saving(50, True, 50, True) == 0
+
+
+def test_latent_sizes_from_the_papers():
+    # SDXL (arXiv:2307.01952): 1024x1024 images, VAE 8x, 4 channels -> a 4 x 128 x 128 latent, 48x fewer values.
+    sdxl = diffusion.MODELS["SDXL"]
+    assert (1024 // sdxl.vae_spatial, sdxl.latent_channels) == (128, 4)
+    assert 3 * 1024 * 1024 / (4 * 128 * 128) == 48
+    # Qwen-Image: VAE 8x then 2x2 patches; 1328x1328 -> 166x166 latent -> 83x83 tokens.
+    assert diffusion.MODELS["Qwen-Image"].tokens() == 83 * 83
+    assert diffusion.latent_tokens_image(1024, 1024, 8, 2) == 64 * 64
+    # Wan 2.1 (vae_stride (4, 8, 8), patch (1, 2, 2)): 81 frames -> 1 + 80/4 = 21 latent frames.
+    assert diffusion.latent_frames(81, 4) == 21
+    assert diffusion.MODELS["Wan2.1-T2V-14B"].tokens() == 21 * (720 // 16) * (1280 // 16) == 75_600
+    assert diffusion.latent_tokens_video(81, 832, 480) == 21 * 30 * 52
+
+
+def test_latent_sizes_reject_shapes_the_vae_cannot_take():
+    with pytest.raises(ValueError, match="width must be a multiple of 16"):
+        diffusion.latent_tokens_image(1000, 1024)
+    with pytest.raises(ValueError, match="frames must be 1 \\+ a multiple of 4"):
+        diffusion.latent_frames(80, 4)
+    with pytest.raises(ValueError, match="frames must be 1"):
+        diffusion.MODELS["FLUX.1-dev"].tokens(frames=5)
+    with pytest.raises(ValueError, match="model must be one of"):
+        diffusion.denoiser_pass("DALL-E")
+    with pytest.raises(ValueError, match="UNet"):
+        diffusion.denoiser_pass("SDXL")
+
+
+def test_attention_flops_match_real_tensors():
+    # Oracle: torch's FLOP counter on per-head attention (H heads of dh, H * dh = width), one layer.
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    tokens, heads, dh = 96, 4, 16
+    q, k, v = (torch.randn(heads, tokens, dh) for _ in range(3))
+    with FlopCounterMode(display=False) as counter:
+        torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v
+    assert diffusion.attention_flops(tokens, 1, heads * dh) == counter.get_total_flops()
+    assert diffusion.attention_flops(tokens, 3, heads * dh) == 3 * counter.get_total_flops()
+
+
+def test_a_denoiser_pass_does_2N_over_b_ops_per_byte():
+    # flops = 2 P N + 4 L N^2 W and bytes = b (P + 2 L N W) = b (2PN + 4LN^2W) / 2N, so intensity = 2N / b:
+    # N (thousands) ops per byte in BF16, far above any GPU's ops:byte -> compute bound (chapter 2.4.3).
+    for name in ("Qwen-Image", "FLUX.1-dev", "Wan2.1-T2V-14B"):
+        p = diffusion.denoiser_pass(name, dtype="bf16")
+        assert p.intensity == pytest.approx(2 * p.tokens / 2)
+        assert p.intensity > max(g.ops_per_byte("bf16") for g in GPUS.values())
+    p = diffusion.denoiser_pass("Qwen-Image", 4096)
+    assert p.linear_flops == 2 * 20e9 * 4096
+    assert p.attention_flops == 4 * 60 * 4096**2 * 3072
+
+
+def test_pipeline_time_is_passes_times_pass_time_plus_the_encoder():
+    cost = diffusion.pipeline_cost("Qwen-Image", steps=50, guidance=True, width=1024, height=1024, gpu="H100-SXM")
+    assert cost.passes == 100
+    assert cost.pass_time == pytest.approx(cost.per_pass.flops / 989.4e12)  # compute bound
+    assert cost.time == pytest.approx(cost.text_encoder_time + 100 * cost.pass_time)
+    assert cost.text_encoder_flops == 2 * (2 * 7e9 * 256)  # prompt and negative prompt
+    eight = diffusion.pipeline_cost("Qwen-Image", width=1024, height=1024, n_gpus=8)
+    assert eight.time == pytest.approx(cost.time / 8)
+
+
+def test_video_has_far_more_latent_data_and_attention_dominates():
+    image = diffusion.denoiser_pass("Qwen-Image")
+    video = diffusion.denoiser_pass("Wan2.1-T2V-14B")
+    assert video.tokens > 10 * image.tokens
+    assert video.attention_share > 0.5 > image.attention_share
+
+
+def test_image_models_are_about_a_tenth_of_a_frontier_llm():
+    # Chapter 2.4.3: image and video models have about a tenth the parameters of frontier language models.
+    llm = models.load_config("Qwen3-235B-A22B").params().total
+    assert 0.05 < diffusion.MODELS["Qwen-Image"].denoiser_params / llm < 0.15
+
+
+def test_every_model_cites_a_source():
+    for m in diffusion.MODELS.values():
+        assert m.source.startswith("https://"), m.name
+
+
+def test_latent_table_has_a_row_per_model():
+    lines = diffusion.latent_table().splitlines()
+    assert len(lines) == 2 + 5
+    assert "| 75,600 |" in lines[-1] and "n/a (UNet)" in lines[2]
+
+
+def test_pipeline_calculator_shows_the_library_values():
+    out = calculators.compute("diffusion_pipeline")
+    cost = diffusion.pipeline_cost("Qwen-Image", steps=50, guidance=True, width=1024, height=1024)
+    assert out["passes"] == "100 (50 steps × 2)"
+    assert out["tokens"].startswith("4,096 ")
+    assert out["time"].startswith(duration(cost.time))
+    off = calculators.compute("diffusion_pipeline", {"guidance": "off", "steps": "30"})
+    assert off["passes"] == "30 (30 steps × 1)"
+
+
+def test_few_step_and_video_calculators():
+    out = calculators.compute("few_step", {"few_steps": "8", "few_guidance": "on"})
+    assert out["saved"].startswith("84.0 % of denoiser passes")
+    video = calculators.compute("video_generation")
+    assert video["tokens"] == "75,600"
+    one = diffusion.pipeline_cost("Wan2.1-T2V-14B")
+    assert video["time_one"] == f"{duration(one.time)} for 100 passes"
+    bad = json.loads(calculators.compute_json("video_generation", json.dumps({"frames": "80"})))
+    assert bad["ok"] is False and "1 + a multiple of 4" in bad["message"]
+    bad = json.loads(calculators.compute_json("diffusion_pipeline", json.dumps({"width": "1000"})))
+    assert bad["ok"] is False and "multiple of 16" in bad["message"]

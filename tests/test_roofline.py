@@ -1,0 +1,280 @@
+"""Arithmetic intensity, the roofline, and prefill/decode estimates (chapter section 2.4)."""
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chapter2 import calculators, models, roofline
+from chapter2.calculators.bottlenecks import duration
+from chapter2.hardware import GPUS, custom_gpu
+from chapter2.roofline import LLMSpec
+
+H100 = GPUS["H100-SXM"]
+
+
+# --------------------------------------------------------------------------- matmul
+
+
+def test_matmul_and_matvec_intensity_from_first_principles():
+    # (m, k) @ (k, n): 2mkn operations over (mk + kn + mn) elements of 2 bytes.
+    m, k, n = 4096, 4096, 14336
+    assert roofline.matmul_intensity(m, k, n) == pytest.approx(2 * m * k * n / (2 * (m * k + k * n + m * n)))
+    # A vector times a matrix reads each weight for one multiply-add: about 1 op/byte in FP16, 2 in FP8.
+    assert roofline.matvec_intensity(4096, 4096) == pytest.approx(2 * 4096**2 / (2 * (2 * 4096 + 4096**2)))
+    assert 0.99 < roofline.matvec_intensity(4096, 4096, "fp16") < 1
+    assert 1.99 < roofline.matvec_intensity(4096, 4096, "fp8") < 2
+
+
+def test_matmul_intensity_matches_real_tensors():
+    # The oracle: torch's FLOP counter on a real matmul, and the bytes of A, B and C.
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    a, b = torch.randn(97, 40), torch.randn(40, 59)
+    with FlopCounterMode(display=False) as counter:
+        c = a @ b
+    moved = sum(t.numel() * t.element_size() for t in (a, b, c))
+    assert roofline.matmul_intensity(97, 40, 59, "fp32") == pytest.approx(counter.get_total_flops() / moved)
+
+
+# --------------------------------------------------------------------------- the roofline
+
+
+def test_attainable_is_the_min_of_the_two_roofs():
+    assert roofline.attainable_flops(1.0, "H100-SXM") == pytest.approx(3.35e12)
+    assert roofline.attainable_flops(1e4, "H100-SXM") == pytest.approx(989.4e12)
+    ridge = H100.ops_per_byte("fp16")
+    assert roofline.attainable_flops(ridge, H100) == pytest.approx(989.4e12)
+    xs = roofline.attainable_flops([0.5, 10, 1e6], H100)
+    assert xs.tolist() == pytest.approx([0.5 * 3.35e12, 10 * 3.35e12, 989.4e12])
+    with pytest.raises(ValueError, match="intensity"):
+        roofline.attainable_flops(-1, H100)
+
+
+def test_bound_compares_with_ops_per_byte():
+    assert roofline.bound(62, "H100-SXM") == "memory"
+    assert roofline.bound(300, "H100-SXM") == "compute"
+    assert roofline.bound(300, "L4") == "memory"  # L4: 121 dense TFLOP/s / 0.3 TB/s = 403
+    with pytest.raises(ValueError, match="intensity"):
+        roofline.bound(math.nan, "H100-SXM")
+
+
+# --------------------------------------------------------------------------- attention
+
+
+def test_attention_worked_example_is_the_chapters_62():
+    # Chapter 2.4.2: standard attention at N=4096, d=128 in FP16 comes out near 62, far below 295.
+    N, d = 4096, 128
+    cost = roofline.attention_intensity(N, d)
+    assert cost.bytes == 8 * N**2 + 8 * N * d == 138_412_032
+    assert cost.ops == 4 * N**2 * d + 3 * N**2 == 8_640_266_240
+    assert cost.intensity == pytest.approx((4 * N**2 * d + 3 * N**2) / (8 * N**2 + 8 * N * d))
+    assert round(cost.intensity) == 62
+    assert roofline.bound(cost.intensity, "H100-SXM") == "memory"
+
+
+def test_attention_steps_are_the_reads_writes_and_ops_of_each_stage():
+    N, d = 4096, 128
+    s, p, o = roofline.attention_intensity(N, d).steps
+    assert (s.read_elements, s.write_elements, s.ops) == (2 * N * d, N * N, 2 * N * N * d)
+    assert (p.read_elements, p.write_elements, p.ops) == (N * N, N * N, 3 * N * N)
+    assert (o.read_elements, o.write_elements, o.ops) == (N * N + N * d, N * d, 2 * N * N * d)
+
+
+@settings(max_examples=60, deadline=None)
+@given(N=st.integers(1, 100_000), d=st.integers(1, 512), dtype=st.sampled_from(["fp32", "fp16", "bf16", "fp8", 3]))
+def test_attention_steps_sum_to_the_closed_forms(N, d, dtype):
+    b = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, 3: 3}[dtype]
+    std = roofline.attention_intensity(N, d, dtype)
+    assert std.bytes == b * (4 * N * N + 4 * N * d)
+    assert std.ops == 4 * N * N * d + 3 * N * N
+    flash = roofline.flash_attention_intensity(N, d, dtype)
+    assert flash.bytes == b * 4 * N * d  # Q, K, V read once, O written once
+    assert flash.ops == std.ops
+    assert flash.intensity >= std.intensity
+
+
+def test_attention_counts_match_real_tensors():
+    # The oracle: run attention in torch, count the matmul FLOPs with torch's counter and the bytes of
+    # every tensor each step reads and writes.
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    N, d = 97, 40
+    q, k, v = (torch.randn(N, d, dtype=torch.float16) for _ in range(3))
+    with FlopCounterMode(display=False) as counter:
+        s = q.float() @ k.float().T
+        p = torch.softmax(s, dim=-1)
+        o = p @ v.float()
+    s, p, o = s.half(), p.half(), o.half()
+    nbytes = lambda *ts: sum(t.numel() * t.element_size() for t in ts)  # noqa: E731
+    moved = nbytes(q, k, s) + nbytes(s, p) + nbytes(p, v, o)
+    cost = roofline.attention_intensity(N, d, "fp16")
+    assert cost.bytes == moved
+    matmul_ops = sum(step.ops for step in cost.steps if "softmax" not in step.name)
+    assert matmul_ops == counter.get_total_flops()
+
+
+def test_flash_attention_is_compute_bound_at_the_same_shape():
+    cost = roofline.flash_attention_intensity(4096, 128)
+    assert cost.intensity == pytest.approx((4 * 4096**2 * 128 + 3 * 4096**2) / (8 * 4096 * 128))
+    assert roofline.bound(cost.intensity, "H100-SXM") == "compute"
+
+
+def test_attention_table_lists_every_step_and_the_total():
+    table = roofline.attention_intensity(4096, 128).table()
+    lines = table.splitlines()
+    assert len(lines) == 2 + 3 + 1
+    assert "138,412,032" in lines[-1] and "8,640,266,240" in lines[-1]
+    assert "2N²d" in lines[2] and "3N²" in lines[3]
+
+
+def test_attention_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="N must be"):
+        roofline.attention_intensity(0, 128)
+    with pytest.raises(TypeError, match="d must be an integer"):
+        roofline.attention_intensity(16, 1.5)
+    with pytest.raises(ValueError, match="dtype_bytes"):
+        roofline.attention_intensity(16, 16, "fp12")
+
+
+# --------------------------------------------------------------------------- LLM prefill and decode
+
+# A dense toy model in plain numbers: 1B parameters, 16 layers, 16 heads of 64, 4 KV heads.
+TOY = LLMSpec("toy", 1e9, 1e9, n_layers=16, n_heads=16, n_kv_heads=4, head_dim=64)
+
+
+def test_decode_by_hand_for_plain_numbers():
+    c, b = 1000, 8
+    est = roofline.decode(TOY, c, batch=b, gpu="H100-SXM", dtype="fp16")
+    flops = b * (2 * 1e9 + 4 * 16 * 16 * 64 * c)
+    kv = b * c * (2 * 16 * 4 * 64 * 2)  # K and V, every layer, 2 bytes
+    assert est.flops == pytest.approx(flops)
+    assert est.bytes == pytest.approx(2e9 + kv)
+    assert est.intensity == pytest.approx(flops / (2e9 + kv))
+    assert est.time == pytest.approx(max(flops / 989.4e12, (2e9 + kv) / 3.35e12))
+    assert est.tokens_per_s == pytest.approx(b / est.time)
+
+
+def test_weight_matmuls_turn_compute_bound_at_batch_ops_per_byte():
+    # Each weight (2 bytes in FP16) feeds one multiply-add (2 FLOPs) per sequence, so the weight
+    # matmuls do `batch` ops per byte and cross the H100's 295.3 at batch 296.
+    assert roofline.decode_critical_batch(TOY, 1000, gpu="H100-SXM", part="weights") == math.ceil(989.4 / 3.35)
+    # In FP8 weights are 1 byte and the ridge doubles: the same batch.
+    assert roofline.decode_critical_batch(TOY, 1000, gpu="H100-SXM", dtype="fp8", part="weights") == 296
+
+
+def test_whole_step_critical_batch_matches_the_closed_form():
+    # intensity(b) = b f / (W + b c kv) >= r  <=>  b >= r W / (f - r c kv), when f > r c kv.
+    r, W = H100.ops_per_byte("fp16"), 2e9
+    for c in (1, 16, 64):
+        f, kv = TOY.flops_per_token(c), c * TOY.kv_cache_bytes_per_token("fp16")
+        expected = math.ceil(r * W / (f - r * kv))
+        assert roofline.decode_critical_batch(TOY, c) == expected
+    # With a long context the KV reads cap the intensity below the ridge: never compute bound.
+    c = 4096
+    assert TOY.flops_per_token(c) / (c * TOY.kv_cache_bytes_per_token("fp16")) < r
+    assert roofline.decode_critical_batch(TOY, c) is None
+
+
+def test_batching_raises_decode_intensity():
+    xs = [roofline.decode(TOY, 512, batch=b).intensity for b in (1, 2, 8, 64, 512)]
+    assert xs == sorted(xs) and xs[-1] > 50 * xs[0]
+
+
+def test_moe_weight_reads_grow_from_active_to_total():
+    moe = LLMSpec("moe", 100e9, 10e9, n_layers=8, n_heads=8, n_kv_heads=8, head_dim=64, n_experts=64, experts_per_token=4)
+    one = roofline.weight_bytes_touched(moe, 1, 2)
+    assert one == pytest.approx(2 * 10e9)  # one token reads exactly the active weights
+    reads = [roofline.weight_bytes_touched(moe, t, 2) for t in (1, 4, 16, 64, 256, 4096)]
+    assert reads == sorted(reads) and reads[-1] == pytest.approx(2 * 100e9, rel=1e-6)
+    # per expert (100 - 10) / (64 - 4) = 1.5B, shared 100 - 96 = 4B; 2 tokens miss an expert w.p. (60/64)^2
+    assert roofline.weight_bytes_touched(moe, 2, 2) == pytest.approx(2 * (4e9 + 64 * 1.5e9 * (1 - (60 / 64) ** 2)))
+
+
+def test_llama_prefill_is_compute_bound_and_decode_memory_bound():
+    # Chapter 2.4.2 on a shipped config: prefill sets TTFT and is compute bound; decode sets TPOT and is
+    # memory bound. Untied embedding: a lookup, so decode reads total - embedding weights.
+    config = models.load_config("Llama-3.1-8B")
+    p = config.params()
+    pre = roofline.prefill("Llama-3.1-8B", 4096, gpu="H100-SXM")
+    dec = roofline.decode("Llama-3.1-8B", 4096, gpu="H100-SXM")
+    assert pre.bound == "compute" and dec.bound == "memory"
+    assert dec.weight_bytes == 2 * (p.total - p.embedding)
+    assert dec.kv_bytes == 4096 * 2 * 32 * 8 * 128 * 2  # Llama-3.1-8B: 32 layers, 8 KV heads of 128
+    assert pre.time == pytest.approx(pre.flops / 989.4e12)  # compute bound: the compute roof sets TTFT
+    assert dec.time == pytest.approx(dec.bytes / 3.35e12)  # memory bound: bandwidth sets TPOT
+    assert 200 < 1 / dec.time < 230  # about 16 GB per token at 3.35 TB/s
+
+
+@pytest.mark.parametrize("name, P", [("Llama-3.1-8B", 300), ("Mistral-7B-v0.1", 4500)])
+def test_prompt_flops_equal_the_sum_over_positions(name, P):
+    # Mistral-7B-v0.1 has a 4096-token sliding window, so its per-token cost is not affine past 4096.
+    config = models.load_config(name)
+    brute = sum(config.flops_per_token(i) for i in range(1, P + 1))
+    assert roofline.prompt_flops(config, P) == pytest.approx(brute, rel=1e-12)
+
+
+def test_tensor_parallel_splits_time_and_memory():
+    one = roofline.decode("Qwen3-235B-A22B", 2048, batch=8)
+    eight = roofline.decode("Qwen3-235B-A22B", 2048, batch=8, n_gpus=8)
+    assert not one.fits and eight.fits  # 235B in FP16 is 470 GB: more than 80 GB, less than 640 GB
+    assert eight.time == pytest.approx(one.time / 8)
+
+
+def test_prefill_and_decode_reject_bad_input():
+    with pytest.raises(ValueError, match="batch"):
+        roofline.decode(TOY, 10, batch=0)
+    with pytest.raises(TypeError, match="prompt_tokens"):
+        roofline.prefill(TOY, "long")
+    with pytest.raises(TypeError, match="model"):
+        roofline.decode(object(), 10)
+    with pytest.raises(ValueError, match="shipped configs"):
+        roofline.decode("GPT-7", 10)
+    with pytest.raises(ValueError, match="part"):
+        roofline.decode_critical_batch(TOY, 10, part="attention")
+    with pytest.raises(ValueError, match="experts_per_token"):
+        LLMSpec("x", 1e9, 1e8, 2, 2, 2, 2, n_experts=2, experts_per_token=4)
+    with pytest.raises(ValueError, match="params_active"):
+        LLMSpec("x", 1e9, 2e9, 2, 2, 2, 2)
+
+
+# --------------------------------------------------------------------------- calculators
+
+
+def test_roofline_calculator_shows_the_library_values():
+    out = calculators.compute("roofline", {"model": "Llama-3.1-8B", "prompt": "4096", "context": "4096", "batch": "1"})
+    pre = roofline.prefill("Llama-3.1-8B", 4096)
+    dec = roofline.decode("Llama-3.1-8B", 4096)
+    bars = dict(out["intensity"])  # bars keep 4 significant digits
+    assert bars["Prefill, 4,096 tokens"] == pytest.approx(pre.intensity, rel=1e-3)
+    assert bars["Standard attention"] == 62.42  # 8,640,266,240 / 138,412,032 = 62.424...
+    assert out["ttft"] == duration(pre.time)
+    assert out["tpot"].startswith(duration(dec.time))
+    assert "compute bound" in out["prefill"] and "memory bound" in out["decode"]
+    assert "batch ≥ 296" in out["critical"]
+
+
+def test_roofline_calculator_takes_a_custom_gpu():
+    out = calculators.compute("roofline", {"gpu": "custom", "custom_tflops": "100", "custom_tb_s": "1"})
+    gpu = custom_gpu(100, 1)
+    assert out["ttft"] == duration(roofline.prefill("Llama-3.1-8B", 4096, gpu=gpu).time)
+
+
+def test_batching_slider_raises_intensity_until_the_ridge():
+    def bars(batch):
+        return dict(calculators.compute("decode_batching", {"batch": str(batch)})["bars"])
+
+    small, large = bars(1), bars(1024)
+    assert large["Weight matmuls only"] > large["H100-SXM ops:byte"] > small["Weight matmuls only"]
+    assert large["Decode step, batch 1,024"] > 50 * small["Decode step, batch 1"]
+
+
+def test_calculator_errors_are_messages_not_crashes():
+    bad = json.loads(calculators.compute_json("roofline", json.dumps({"gpu": "A100-SXM", "dtype": "fp8"})))
+    assert bad["ok"] is False and "FP8" in bad["message"]
+    bad = json.loads(calculators.compute_json("decode_batching", json.dumps({"batch": "0"})))
+    assert bad["ok"] is False and bad["field"] == "batch"
