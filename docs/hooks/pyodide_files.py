@@ -15,8 +15,10 @@ A mismatch anywhere raises `VerificationError`, which fails the build.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -77,6 +79,22 @@ def verify_core(root: Path) -> dict[str, Path]:
         _expect(d / name, expected[name], f"Pyodide core file {name}")
         files[name] = d / name
     return files
+
+
+def cdn_url() -> str:
+    """The CDN base URL (CHAPTER2_PYODIDE_CDN overrides it, e.g. for a mirror); always ends with '/'."""
+    url = os.environ.get("CHAPTER2_PYODIDE_CDN", CDN_URL)
+    return url if url.endswith("/") else url + "/"
+
+
+def sri(path: Path) -> str:
+    """Subresource-integrity value ("sha256-<base64>") of a file."""
+    return "sha256-" + base64.b64encode(hashlib.sha256(path.read_bytes()).digest()).decode()
+
+
+def cdn_integrity(root: Path) -> dict[str, str]:
+    """SRI values the browser checks for every core file it takes from the CDN (verified copies from npm)."""
+    return {name: sri(path) for name, path in verify_core(root).items()}
 
 
 def numpy_wheel(root: Path) -> Path:

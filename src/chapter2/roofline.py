@@ -376,6 +376,8 @@ def prompt_flops(model, prompt_tokens) -> float:
     a sliding window w caps some layers, then affine again; so the sum is taken
     in closed form per piece, (b - a + 1) (f(a) + f(b)) / 2 over [a, b].
     """
+    if not callable(getattr(model, "flops_per_token", None)):
+        raise TypeError(f"model must have a flops_per_token(context) method (a ModelConfig or LLMSpec), got {type(model).__name__}")
     return _sum_over_prompt(model.flops_per_token, model, prompt_tokens)
 
 

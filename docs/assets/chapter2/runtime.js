@@ -33,7 +33,7 @@
   function workerConfig() {
     const c = { packages: cfg.packages, lockFileURL: cfg.lockFileURL ? abs(cfg.lockFileURL) : null };
     c.indexURL = /^https?:/.test(cfg.indexURL) ? cfg.indexURL : abs(cfg.indexURL);
-    if (cfg.mode === "cdn") c.extraWheels = [abs(cfg.wheel)];
+    if (cfg.mode === "cdn") { c.extraWheels = [abs(cfg.wheel)]; c.integrity = cfg.integrity; }
     return c;
   }
 

@@ -54,9 +54,28 @@ function lastLine(message) {
   return lines[lines.length - 1];
 }
 
+async function verified(url, integrity) {
+  // fetch() with `integrity` rejects unless the bytes match the expected sha256 (SRI).
+  try {
+    return await fetch(url, { integrity, cache: "force-cache" });
+  } catch (err) {
+    throw new Error(`integrity check failed for ${url}: the file does not match the hash pinned at build time`);
+  }
+}
+
 async function init(cfg) {
-  importScripts(cfg.indexURL + "pyodide.js");
+  if (cfg.integrity) {
+    // CDN mode: check every core file against the hashes pinned at build time, then load
+    // pyodide.js from the verified bytes (the others are served from the HTTP cache just filled).
+    const names = Object.keys(cfg.integrity);
+    const responses = await Promise.all(names.map((n) => verified(cfg.indexURL + n, cfg.integrity[n])));
+    const loader = await responses[names.indexOf("pyodide.js")].text();
+    importScripts(URL.createObjectURL(new Blob([loader], { type: "text/javascript" })));
+  } else {
+    importScripts(cfg.indexURL + "pyodide.js");
+  }
   const options = { indexURL: cfg.indexURL, fullStdLib: false };
+  if (cfg.integrity) options.lockFileURL = cfg.indexURL + "pyodide-lock.json";
   if (cfg.lockFileURL) options.lockFileURL = cfg.lockFileURL;
   pyodide = await loadPyodide(options);
   await pyodide.loadPackage(cfg.packages, { checkIntegrity: true });

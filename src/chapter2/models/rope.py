@@ -25,6 +25,8 @@ import math
 
 import numpy as np
 
+from .._checks import float_array
+
 from .._checks import finite_real, positive_int
 
 __all__ = ["inv_frequencies", "rope_cos_sin", "rotate_half", "apply_rope", "SUPPORTED_SCALING"]
@@ -85,6 +87,9 @@ def rope_cos_sin(positions, head_dim: int, theta: float, scaling: dict | None = 
 
 def rotate_half(x: np.ndarray) -> np.ndarray:
     """[x1, x2] -> [-x2, x1] over the last axis (halves of width d/2)."""
+    x = float_array("x", x, min_ndim=1)
+    if x.shape[-1] % 2:
+        raise ValueError(f"x's last dimension (head_dim) must be even for RoPE, got {x.shape[-1]}")
     half = x.shape[-1] // 2
     return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
 

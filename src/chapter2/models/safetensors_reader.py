@@ -45,6 +45,9 @@ _MAX_HEADER = 100_000_000  # the format's own limit on the header size
 
 def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
     """Decode raw bfloat16 bit patterns (uint16) to float32 exactly."""
+    if not isinstance(bits, np.ndarray) or bits.dtype != np.uint16:
+        raise TypeError(f"bits must be a numpy array of uint16 bfloat16 bit patterns, got {type(bits).__name__}"
+                        + (f" of {bits.dtype}" if isinstance(bits, np.ndarray) else ""))
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 

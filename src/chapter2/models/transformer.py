@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._checks import positive_int
+from .._checks import float_array, positive_int
 from ..activations import silu, swiglu
 from .cache import KVCache
 from .config import ModelConfig
@@ -83,8 +83,14 @@ def grouped_query_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: n
     q (H_q, N, d), k and v (H_kv, T, d), mask (N, T) bool -> (H_q, N, d).
     Query head h reads K/V head h // (H_q / H_kv), as transformers' `repeat_kv`.
     """
+    q, k, v = (float_array(name, a, ndim=3) for name, a in (("q", q), ("k", k), ("v", v)))
     h_q, n, d = q.shape
     h_kv, t, _ = k.shape
+    if h_q % h_kv or k.shape != v.shape[:2] + (d,) or v.shape[:2] != (h_kv, t):
+        raise ValueError(f"expected q (H_q, N, d), k and v (H_kv, T, d) with H_q divisible by H_kv; got {q.shape}, {k.shape}, {v.shape}")
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != (n, t):
+        raise ValueError(f"mask must have shape (N, T) = {(n, t)}, got {mask.shape}")
     group = h_q // h_kv
     q = q.reshape(h_kv, group * n, d)  # (H_kv, G*N, d): a group's query heads share one K/V head
     scores = (q @ k.transpose(0, 2, 1)) / math.sqrt(d)  # (H_kv, G*N, T)
@@ -110,6 +116,10 @@ def route(router_logits: np.ndarray, top_k: int, norm_topk_prob: bool) -> tuple[
     `norm_topk_prob` divide them by their sum (Mixtral always does, Qwen3-MoE
     per its config). Ties are broken towards the lower expert id.
     """
+    router_logits = float_array("router_logits", router_logits, ndim=2)
+    top_k = positive_int("top_k", top_k)
+    if top_k > router_logits.shape[-1]:
+        raise ValueError(f"top_k must be at most the number of experts ({router_logits.shape[-1]}), got {top_k}")
     probs = softmax(router_logits.astype(np.promote_types(router_logits.dtype, np.float32)))  # (N, E), >= float32
     experts = np.argsort(-probs, axis=-1, kind="stable")[:, :top_k]  # (N, k)
     weights = np.take_along_axis(probs, experts, axis=-1)  # (N, k)
@@ -124,6 +134,10 @@ def moe_mlp(x: np.ndarray, router: np.ndarray, experts: list, top_k: int, norm_t
     x (N, D), router (E, D), experts: E tuples (gate, up, down). Returns (N, D),
     the router-weighted sum of the chosen experts' outputs.
     """
+    x = float_array("x", x, ndim=2)
+    router = float_array("router", router, ndim=2)
+    if router.shape[1] != x.shape[1] or router.shape[0] != len(experts):
+        raise ValueError(f"router must be (E, D) = ({len(experts)}, {x.shape[1]}) for {len(experts)} experts, got {router.shape}")
     chosen, weights = route(x @ router.T, top_k, norm_topk_prob)  # (N, k), (N, k)
     out = np.zeros_like(x)
     for e, (gate, up, down) in enumerate(experts):
@@ -274,6 +288,7 @@ class Transformer:
         ids = self._check_ids([int(token)])
         return self.forward(ids, cache)[0], cache
 
+    # --8<-- [start:transformer_forward]
     def forward(self, ids: np.ndarray, cache: KVCache) -> np.ndarray:
         """Append the tokens `ids` (N,) after the `cache.length` tokens in `cache`; return logits (N, vocab).
 
@@ -296,6 +311,7 @@ class Transformer:
         h = rms_norm(h, w["model.norm.weight"], c.rms_norm_eps)
         lm_head = w["model.embed_tokens.weight"] if c.tie_word_embeddings else w["lm_head.weight"]
         return h @ lm_head.T  # (N, vocab)
+    # --8<-- [end:transformer_forward]
 
     # -- blocks ------------------------------------------------------------------
 
@@ -347,6 +363,8 @@ class Transformer:
 
 
 def _check_supported(config: ModelConfig) -> None:
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config must be a chapter2.models.ModelConfig, got {type(config).__name__}")
     if config.architecture not in SUPPORTED:
         raise ValueError(f"config.architecture must be one of {', '.join(SUPPORTED)} for the tiny transformer, "
                          f"got {config.architecture!r} (parameter and KV-cache arithmetic still works on its ModelConfig)")
@@ -386,6 +404,7 @@ def load_pretrained(folder, *, dtype=np.float32) -> Transformer:
     return Transformer(config, load_checkpoint(folder), dtype=dtype)
 
 
+# --8<-- [start:generate]
 def generate(model: Transformer, prompt_ids, *, max_tokens: int, stop_ids=(), temperature: float = 0.0,
              top_k=None, top_p: float = 1.0, logit_bias=None, rng=None) -> Generation:
     """Prefill the prompt, then decode one token at a time until a stop token or `max_tokens`.
@@ -416,3 +435,4 @@ def generate(model: Transformer, prompt_ids, *, max_tokens: int, stop_ids=(), te
         if len(tokens) == max_tokens:
             return Generation(tokens, "length")
         logits, cache = model.decode(token, cache)
+# --8<-- [end:generate]

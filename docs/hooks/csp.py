@@ -1,0 +1,48 @@
+"""A Content-Security-Policy for every page, as a <meta> tag (static hosts cannot be relied on for headers).
+
+Scripts: only files from the site itself, plus the few inline scripts that
+Material writes into each page, each allowed by its own sha256 (computed from
+the final HTML, so a changed or injected inline script is refused).
+WebAssembly compilation ('wasm-unsafe-eval') is what Pyodide needs, and in CDN
+mode the Pyodide CDN is allowed too. Styles allow inline attributes, which
+Material and mermaid use. Nothing may be framed, posted or embedded.
+
+The Web Worker that runs Python is a same-origin script; it follows the
+policy of its own response, which on a static host is the host's default.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+
+from urllib.parse import urlsplit
+
+from pyodide_files import cdn_url
+
+INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
+
+
+def policy(inline_scripts: list[str], *, cdn: bool) -> str:
+    hashes = sorted({"'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'" for s in inline_scripts})
+    parts = urlsplit(cdn_url())
+    cdn_src = [f"{parts.scheme}://{parts.netloc}{parts.path}"] if cdn else []
+    directives = {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", "'wasm-unsafe-eval'", *hashes, *cdn_src],
+        "worker-src": ["'self'"],
+        "connect-src": ["'self'", *cdn_src],
+        "img-src": ["'self'", "data:"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "font-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'none'"],
+    }
+    return "; ".join(f"{k} {' '.join(v)}" for k, v in directives.items())
+
+
+def add_policy(html: str, *, cdn: bool) -> str:
+    meta = f'<meta http-equiv="Content-Security-Policy" content="{policy(INLINE_SCRIPT.findall(html), cdn=cdn)}">'
+    return html.replace("<head>", "<head>\n" + meta, 1) if "<head>" in html else html
