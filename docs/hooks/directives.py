@@ -4,6 +4,7 @@
     <!-- snippet: NAME -->      snippets/NAME.py, highlighted, runnable, with its CPython output
     <!-- figure: NAME -->       a build-time figure with its text alternative
     <!-- chapter-map -->        the chapter map (docs/hooks/chapter_map.py), sections that exist only
+    <!-- recall-cards -->       the recall check (docs/hooks/recall.py), sections that exist only
     {{ py: EXPR }}              str(EXPR), evaluated with every chapter2 module in scope
 
 Every result shown before the browser's Python starts is computed here by the
@@ -24,10 +25,12 @@ from pathlib import Path
 
 import chapter2
 import chapter_map
+import recall
 from chapter2 import calculators
 
 DIRECTIVE = re.compile(r"^[ \t]*<!--\s*(calculator|snippet|figure):\s*([\w.-]+)\s*-->[ \t]*$", re.M)
 CHAPTER_MAP = re.compile(r"^[ \t]*<!--\s*chapter-map\s*-->[ \t]*$", re.M)
+RECALL_CARDS = re.compile(r"^[ \t]*<!--\s*recall-cards\s*-->[ \t]*$", re.M)
 INLINE_PY = re.compile(r"\{\{\s*py:\s*(.+?)\s*\}\}", re.S)
 
 
@@ -47,6 +50,10 @@ def namespace() -> dict:
 
 
 def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict, pages: set[str] | None = None) -> str:
+    if not page_path.endswith(".md"):
+        return markdown  # notebooks (docs/notebooks/*.py): mkdocs-jupyter renders them, not Markdown
+    if RECALL_CARDS.search(markdown):  # first, so the cards' {{ py: }} numbers go through the inline pass below
+        markdown = RECALL_CARDS.sub(lambda m: recall.render(pages or set(), page_path), markdown)
     ns = None
 
     def inline(match):

@@ -14,8 +14,10 @@ import numpy as np
 
 def positive_int(name: str, value, *, allow_zero: bool = False) -> int:
     """Return `value` as an int, or raise naming `name`."""
-    if isinstance(value, bool) or not isinstance(value, Integral | np.integer):
-        if isinstance(value, Real | np.floating) and float(value).is_integer():
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if not isinstance(value, Integral | np.integer):
+        if isinstance(value, Real | np.floating) and math.isfinite(value) and float(value).is_integer():
             value = int(value)
         else:
             raise TypeError(f"{name} must be an integer, got {value!r}")

@@ -143,6 +143,7 @@ def attended_pairs(n_q: int, n_k: int | None = None, *, causal: bool = False, wi
 # reference and vectorized attention
 
 
+# --8<-- [start:attention_reference]
 def attention_reference(q, k, v, *, causal=False, window=None, scale=None) -> np.ndarray:
     """The float64 oracle: for each (batch, head, query) list the visible keys and average their values.
 
@@ -164,6 +165,7 @@ def attention_reference(q, k, v, *, causal=False, window=None, scale=None) -> np
                 weights = np.exp(scores - scores.max())
                 out[b, h, i] = weights @ v[b, kv_head, keys] / weights.sum()
     return out
+# --8<-- [end:attention_reference]
 
 
 def _compute_dtype(*arrays):

@@ -132,6 +132,7 @@ def route(router_logits, k: int, *, normalize: bool = True) -> Routing:
     return Routing(experts.astype(np.int64), weights, probs)
 
 
+# --8<-- [start:moe_forward]
 def moe_forward(x, router_weight, w_gate, w_up, w_down, *, k: int, normalize: bool = True) -> np.ndarray:
     """A sparse MoE block: y_t = sum over the k chosen experts e of weight_{t,e} * FFN_e(x_t).
 
@@ -161,6 +162,7 @@ def moe_forward(x, router_weight, w_gate, w_up, w_down, *, k: int, normalize: bo
         ffn = (silu(h @ w_gate[e].T) * (h @ w_up[e].T)) @ w_down[e].T  # (T_e, D)
         out[tokens] += routing.weights[tokens, slot][:, None] * ffn
     return out
+# --8<-- [end:moe_forward]
 
 
 # -----------------------------------------------------------------------------

@@ -149,6 +149,7 @@ def _top_k(p: np.ndarray, z: np.ndarray, k: int | None) -> np.ndarray:
     return np.where(z >= kth_largest, p, 0.0)
 
 
+# --8<-- [start:sampling_top_p]
 def _top_p(p: np.ndarray, top_p: float) -> np.ndarray:
     """Keep the smallest likeliest set with mass >= top_p, plus ties of its last member (step 4)."""
     if top_p >= 1.0:
@@ -159,12 +160,14 @@ def _top_p(p: np.ndarray, top_p: float) -> np.ndarray:
     n_keep = np.maximum((mass_before < top_p - TOP_P_SLACK).sum(axis=-1, keepdims=True), 1)
     threshold = np.take_along_axis(desc, n_keep - 1, axis=-1)  # probability of the last token kept
     return np.where(p >= threshold, p, 0.0)
+# --8<-- [end:sampling_top_p]
 
 
 # -----------------------------------------------------------------------------
 # public API
 
 
+# --8<-- [start:sampling_probs]
 def probs(logits, *, temperature=1.0, top_k=None, top_p=1.0, logit_bias=None) -> np.ndarray:
     """The final sampling distribution over the vocabulary.
 
@@ -180,6 +183,7 @@ def probs(logits, *, temperature=1.0, top_k=None, top_p=1.0, logit_bias=None) ->
     p = _top_k(p, z, top_k)
     p = _top_p(p, top_p)
     return p / p.sum(axis=-1, keepdims=True)
+# --8<-- [end:sampling_probs]
 
 
 def sample(logits, *, temperature=1.0, top_k=None, top_p=1.0, logit_bias=None, rng):

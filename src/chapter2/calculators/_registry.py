@@ -30,7 +30,11 @@ class FieldError(ValueError):
 
 @dataclass(frozen=True)
 class Field:
-    """One input. kind: 'number' (a text box), 'range' (a slider) or 'select'."""
+    """One input. kind: 'number' (a text box), 'range' (a slider), 'select' or 'text'.
+
+    A 'text' field is free text, passed to the calculator as the raw string;
+    its `max` is the longest allowed text in characters (2,000 if None).
+    """
 
     name: str
     label: str
@@ -49,6 +53,11 @@ class Field:
             if str(raw) not in values:
                 raise FieldError(self.name, f"{self.label}: choose one of {', '.join(values)}")
             return type(self.options[values.index(str(raw))][0])(raw)
+        if self.kind == "text":
+            text, limit = str(raw), int(self.max if self.max is not None else 2000)
+            if len(text) > limit:
+                raise FieldError(self.name, f"{self.label}: at most {limit:,} characters, got {len(text):,}")
+            return text
         text = str(raw).strip()
         if text == "":
             raise FieldError(self.name, f"{self.label}: enter a number")
@@ -71,11 +80,17 @@ class Field:
 
 @dataclass(frozen=True)
 class Output:
-    """One result. kind: 'text' (a formatted string) or 'bars' (list of [label, value])."""
+    """One result. kind: 'text' (a formatted string) or 'bars' (list of [label, value]).
+
+    `free_text=True` marks a text output that echoes words (a prompt, generated
+    text, tokens): it is exempt from the "never show NaN or inf" check, which
+    would otherwise refuse a reader's prompt that contains the word "inf".
+    """
 
     key: str
     label: str
     kind: str = "text"
+    free_text: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,7 +160,8 @@ def _check_output(name, output, value):
     if output.kind == "text":
         if not isinstance(value, str):
             raise RuntimeError(f"calculator {name!r}: output {output.key!r} must be a string")
-        if "nan" in value.lower().split() or "inf" in value.lower().split():
+        words = set(value.lower().replace("/", " ").split())
+        if not output.free_text and words & {"nan", "inf", "-inf", "infinity", "-infinity"}:
             raise FieldError(None, f"{output.label}: the result is not a finite number for these inputs")
     elif output.kind == "bars":
         for label, v in value:

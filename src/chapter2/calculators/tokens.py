@@ -1,0 +1,69 @@
+"""Calculators of section 2.2 (tokens and the context window)."""
+
+from __future__ import annotations
+
+from ..context import context_budget
+from ..tokenizer import tiny
+from ._registry import Field, Output, calculator
+
+_VISIBLE = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def show_tokens(pieces: list[str]) -> str:
+    """Tokens between bars, e.g. ['Hello', ',', ' world'] -> '|Hello|,| world|' (newlines and tabs as \\n, \\t)."""
+    shown = ["".join(_VISIBLE.get(ch, ch) for ch in piece) for piece in pieces]
+    return "|" + "|".join(shown) + "|" if shown else "(no tokens)"
+
+
+@calculator(
+    "tokenizer",
+    title="Split text into tokens (the tiny model's byte-level BPE)",
+    fields=[
+        Field("text", "Text", "The KV cache grows by one token per decode step.", kind="text", max=2000),
+    ],
+    outputs=[
+        Output("count", "Tokens"),
+        Output("tokens", "Tokens, separated by |", free_text=True),
+        Output("ids", "Token ids"),
+    ],
+)
+def tokenizer_calc(text):
+    """Tokenize with the BPE trained on this site's text (about a thousand entries; production vocabularies have over 100,000)."""
+    tok = tiny()
+    ids = tok.encode(text)
+    n_bytes = len(text.encode("utf-8"))
+    per_token = f", {n_bytes / len(ids):.2f} bytes per token" if ids else ""
+    return {
+        "count": f"{len(ids):,} tokens for {len(text):,} characters ({n_bytes:,} UTF-8 bytes{per_token})",
+        "tokens": show_tokens([tok.token_text(i) for i in ids]),
+        "ids": ", ".join(map(str, ids)) if ids else "(none)",
+    }
+
+
+@calculator(
+    "context_budget",
+    title="Does the request fit in the context window?",
+    fields=[
+        Field("context_window", "Context window (tokens)", 32768, min=1, max=1e8, integer=True),
+        Field("input_tokens", "Input tokens (prompt after the chat template)", 6000, min=1, max=1e8, integer=True),
+        Field("reasoning_tokens", "Reasoning tokens", 8000, min=0, max=1e8, integer=True),
+        Field("max_tokens", "max_tokens (cap on the output)", 4096, min=1, max=1e8, integer=True),
+    ],
+    outputs=[
+        Output("verdict", "Verdict"),
+        Output("remaining", "Tokens left in the worst case"),
+        Output("max_output", "Largest max_tokens that fits"),
+        Output("shares", "Fraction of the context window", kind="bars"),
+    ],
+)
+def context_budget_calc(context_window, input_tokens, reasoning_tokens, max_tokens):
+    """input + reasoning + max_tokens must fit in the window (chapter2.context.context_budget)."""
+    b = context_budget(context_window, input_tokens, max_tokens, reasoning_tokens=reasoning_tokens)
+    return {
+        "verdict": b.explanation,
+        "remaining": f"{b.remaining:,}" if b.fits else f"none: over by {-b.remaining:,}",
+        "max_output": f"{b.max_output:,}" if b.max_output else "0 (no room for output)",
+        "shares": [[label, n / b.context_window] for label, n in (
+            ("input", b.input_tokens), ("reasoning", b.reasoning_tokens), ("max_tokens", b.max_tokens),
+            ("left free", max(b.remaining, 0)))],
+    }
