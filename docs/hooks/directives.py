@@ -17,6 +17,7 @@ import contextlib
 import html
 import importlib
 import io
+import math
 import pkgutil
 import re
 import runpy
@@ -143,7 +144,18 @@ def _output_html(output, value) -> str:
     if output.kind == "bars":
         body = bars_html(value)
         return f'<dt>{e(output.label)}</dt><dd data-output="{e(output.key)}" data-kind="bars">{body}</dd>'
+    if output.free_text:  # echoed text and step tables: full width, lines kept
+        return (f'<dt class="c2-calc__wide">{e(output.label)}</dt>'
+                f'<dd data-output="{e(output.key)}" data-free-text class="c2-calc__wide">{e(value)}</dd>')
     return f'<dt>{e(output.label)}</dt><dd data-output="{e(output.key)}">{e(value)}</dd>'
+
+
+def bar_value_text(v: float) -> str:
+    """A bar's number: 4 decimals below 1000, else m.mmme<exp> (runtime.js formats the same way)."""
+    if abs(v) < 1000:
+        return f"{v:.4f}"
+    exp = math.floor(math.log10(abs(v)))
+    return f"{v / 10**exp:.3f}e{exp}"
 
 
 def bars_html(pairs) -> str:
@@ -152,7 +164,7 @@ def bars_html(pairs) -> str:
     top = max([v for _, v in pairs] + [1e-300])
     rows = "".join(
         f'<div class="c2-bar"><span class="c2-bar__label">{e(str(label))}</span>'
-        f'<meter min="0" max="{top:.17g}" value="{v:.17g}"></meter><span class="c2-bar__value">{v:.4f}</span></div>'
+        f'<meter min="0" max="{top:.17g}" value="{v:.17g}"></meter><span class="c2-bar__value">{bar_value_text(v)}</span></div>'
         for label, v in pairs)
     return f'<div class="c2-bars">{rows}</div>'
 
@@ -187,7 +199,7 @@ def render_snippet(name: str, root: Path, cache: dict) -> str:
 
 <textarea class="c2-snippet__editor" data-snippet-source aria-label="Edit snippets/{e(name)}.py" spellcheck="false" hidden>{e(source)}</textarea>
 <div class="c2-snippet__bar"><button type="button" class="md-button md-button--primary" data-action="run">Run</button><button type="button" class="md-button" data-action="edit" aria-pressed="false">Edit</button><button type="button" class="md-button" data-action="reset">Reset</button><span class="c2-snippet__status" data-snippet-status role="status">Output below is from CPython at build time.</span></div>
-<pre class="c2-snippet__output" data-snippet-output aria-live="polite">{e(cache[name])}</pre>
+<pre class="c2-snippet__output" data-snippet-output aria-live="polite" tabindex="0">{e(cache[name])}</pre>
 
 </div>
 """

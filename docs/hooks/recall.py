@@ -230,7 +230,7 @@ def _sections(existing_pages: set[str]):
             yield title, page, cards
 
 
-def _card_html(card: Card, prefix: str) -> str:
+def _card_html(card: Card, prefix: str, section: str) -> str:
     q, a = f"recall-{card.id}-q", f"recall-{card.id}-a"
     link = f"{prefix}{card.page}#{card.anchor}"
     return f"""<div class="c2-recall__card" role="listitem" data-recall-card="{card.id}" markdown>
@@ -239,7 +239,7 @@ def _card_html(card: Card, prefix: str) -> str:
 
 {card.answer}
 
-[Read it again in the section]({link}){{ .c2-recall__back }}
+[Read it again in {section}]({link}){{ .c2-recall__back }}
 
 </div>
 <p class="c2-recall__seen" data-recall-seen hidden></p>
@@ -264,6 +264,6 @@ def render(existing_pages: set[str], from_page: str) -> str:
     for title, page, cards in sections:
         out.append(f"\n### {title}\n")
         out.append('<div class="c2-recall__deck" role="list" markdown>')
-        out += [_card_html(c, prefix) for c in cards]
+        out += [_card_html(c, prefix, title) for c in cards]
         out.append("</div>\n")
     return "\n".join(out)

@@ -16,18 +16,20 @@
 # Section 2.4.2 of the chapter works out the arithmetic intensity of standard
 # attention for one head, with sequence length `N = 4096` and head dimension
 # `d = 128` in FP16, and finds it far below what an H100 needs to keep its
-# tensor cores busy. This notebook redoes that count one memory access and one
-# operation at a time, checks it against `chapter2.roofline.attention_intensity`,
-# and then runs the same three steps in numpy at a smaller size, measuring the
-# bytes of every array each step actually reads and writes.
+# tensor cores busy. This notebook redoes that count one memory access and
+# one operation at a time, checks it against
+# `chapter2.roofline.attention_intensity`, and then runs the same three steps
+# in numpy at a smaller size, measuring the bytes of every array each step
+# actually reads and writes.
 #
-# Download this notebook with the button at the top of the page and run it
-# with `pip install chapter2` (or from a clone of the repository).
+# To run it yourself, download it with the links above into an environment
+# where the `chapter2` package of this site's repository is installed
+# (`pip install -e .` in a clone).
 
 # %%
 from chapter2 import hardware, roofline
 
-N, d = 4096, 128  # the chapter's example: sequence length and head dimension
+N, d = 4096, 128  # the chapter's example: sequence length, head dimension
 BYTES = 2         # FP16
 
 cost = roofline.attention_intensity(N, d, BYTES)
@@ -44,33 +46,39 @@ print(f"N = {N}, d = {d}, {BYTES} bytes per element")
 #    each of the `N²` dot products.
 # 2. `P = softmax(S)` reads `S`, writes `P` (`N × N`), and does about three
 #    operations per score: exponentiate, add to the row sum, divide.
-# 3. `O = P V` reads `P` (`N × N`) and `V` (`N × d`), writes `O` (`N × d`), and
-#    again does `2N²d` operations.
+# 3. `O = P V` reads `P` (`N × N`) and `V` (`N × d`), writes `O` (`N × d`),
+#    and again does `2N²d` operations.
+#
+# Each row of the table is that step's count written out by hand; the cell
+# checks every one against the library's `AttentionStep`.
 
 # %%
 by_hand = [
-    # name,            elements read,    elements written, operations
-    ("S = Q K^T",      N * d + N * d,    N * N,            2 * N * N * d),
-    ("P = softmax(S)", N * N,            N * N,            3 * N * N),
-    ("O = P V",        N * N + N * d,    N * d,            2 * N * N * d),
+    # step,            elements read,  elements written, operations
+    ("S = Q K^T",      N * d + N * d,  N * N,            2 * N * N * d),
+    ("P = softmax(S)", N * N,          N * N,            3 * N * N),
+    ("O = P V",        N * N + N * d,  N * d,            2 * N * N * d),
 ]
 
-print(f"{'step':<16}{'read (elements)':>18}{'written':>14}{'bytes':>16}{'operations':>18}")
+print(f"{'step':<15}{'read':>12}{'written':>12}"
+      f"{'bytes':>13}{'operations':>15}")
 for (name, read, written, ops), step in zip(by_hand, cost.steps):
-    assert (read, written, ops) == (step.read_elements, step.write_elements, step.ops), name
-    print(f"{name:<16}{read:>18,}{written:>14,}{(read + written) * BYTES:>16,}{ops:>18,}")
+    library = (step.read_elements, step.write_elements, step.ops)
+    assert (read, written, ops) == library, name
+    print(f"{name:<15}{read:>12,}{written:>12,}"
+          f"{(read + written) * BYTES:>13,}{ops:>15,}")
 
 total_bytes = sum((r + w) * BYTES for _, r, w, _ in by_hand)
 total_ops = sum(ops for *_, ops in by_hand)
-print(f"{'total':<16}{'':>18}{'':>14}{total_bytes:>16,}{total_ops:>18,}")
+print(f"{'total':<39}{total_bytes:>13,}{total_ops:>15,}")
 
 # %% [markdown]
 # ## Totals
 #
-# Adding the elements gives `2Nd + N² + N² + N² + N² + Nd + Nd = 4N² + 4Nd`; at
-# two bytes each that is `8N² + 8Nd` bytes. The operations add up to
-# `4N²d + 3N²`. The cell checks both closed forms against the step-by-step sums
-# and against the library.
+# Adding the elements gives `2Nd + N² + N² + N² + N² + Nd + Nd = 4N² + 4Nd`;
+# at two bytes each that is `8N² + 8Nd` bytes. The operations add up to
+# `4N²d + 3N²`. The cell checks both closed forms against the step-by-step
+# sums and against the library.
 
 # %%
 assert total_bytes == 8 * N**2 + 8 * N * d == cost.bytes
@@ -78,7 +86,8 @@ assert total_ops == 4 * N**2 * d + 3 * N**2 == cost.ops
 intensity = total_ops / total_bytes
 print(f"bytes      8N² + 8Nd  = {8 * N**2 + 8 * N * d:,}")
 print(f"operations 4N²d + 3N² = {4 * N**2 * d + 3 * N**2:,}")
-print(f"arithmetic intensity  = {intensity:.2f} operations per byte (library: {cost.intensity:.2f})")
+print(f"intensity             = {intensity:.2f} operations per byte")
+print(f"library               = {cost.intensity:.2f}")
 
 # %% [markdown]
 # ## Against the hardware
@@ -90,13 +99,17 @@ print(f"arithmetic intensity  = {intensity:.2f} operations per byte (library: {c
 # %%
 h100 = hardware.GPUS["H100-SXM"]
 ridge = h100.ops_per_byte("fp16")
-print(f"{h100.name}: {h100.tflops('fp16'):g} TFLOP/s dense FP16 / {h100.bandwidth_tb_s:g} TB/s = {ridge:.1f} ops per byte")
-print(f"attention's intensity {intensity:.1f} is {ridge / intensity:.1f}x below the ridge: {roofline.bound(intensity, 'H100-SXM', 'fp16')} bound")
+bound = roofline.bound(intensity, "H100-SXM", "fp16")
+print(h100.name)
+print(f"  {h100.tflops('fp16'):g} TFLOP/s dense FP16"
+      f" / {h100.bandwidth_tb_s:g} TB/s = {ridge:.1f} ops per byte")
+print(f"attention: {intensity:.1f} ops per byte,"
+      f" {ridge / intensity:.1f}x below the ridge: {bound} bound")
 
 memory_s = total_bytes / h100.bandwidth
 compute_s = total_ops / h100.peak_flops("fp16")
-print(f"time to move the bytes at full bandwidth: {memory_s * 1e6:8.1f} µs")
-print(f"time to do the operations at peak:        {compute_s * 1e6:8.1f} µs")
+print(f"moving the bytes at full bandwidth: {memory_s * 1e6:6.1f} µs")
+print(f"doing the operations at peak:       {compute_s * 1e6:6.1f} µs")
 
 # %% [markdown]
 # The `N²` terms dominate both sums, so for long sequences the intensity
@@ -111,7 +124,7 @@ for n in (256, 1024, 4096, 16384, 65536):
     std = roofline.attention_intensity(n, d, BYTES).intensity
     flash = roofline.flash_attention_intensity(n, d, BYTES).intensity
     print(f"{n:>7,}{std:>12.1f}{flash:>16,.0f}")
-print(f"limit of the standard intensity as N grows: (4d + 3) / 8 = {(4 * d + 3) / 8:g}")
+print(f"standard, as N grows: (4d + 3) / 8 = {(4 * d + 3) / 8:g}")
 
 # %% [markdown]
 # ## The same steps, run
@@ -126,23 +139,26 @@ import numpy as np
 
 n_small = 512
 rng = np.random.default_rng(0)
-Q, K, V = (rng.standard_normal((n_small, d)).astype(np.float16) for _ in range(3))  # (N, d) each
+Q, K, V = (rng.standard_normal((n_small, d)).astype(np.float16)
+           for _ in range(3))                                # (N, d) each
 
 moved = {}
-S = Q @ K.T                                                        # (N, N)
+S = Q @ K.T                                                  # (N, N)
 moved["S = Q K^T"] = Q.nbytes + K.nbytes + S.nbytes
 S32 = S.astype(np.float32) / np.sqrt(d)
 P = np.exp(S32 - S32.max(axis=1, keepdims=True))
-P = (P / P.sum(axis=1, keepdims=True)).astype(np.float16)          # (N, N)
+P = (P / P.sum(axis=1, keepdims=True)).astype(np.float16)    # (N, N)
 moved["P = softmax(S)"] = S.nbytes + P.nbytes
-O = P @ V                                                          # (N, d)
+O = P @ V                                                    # (N, d)
 moved["O = P V"] = P.nbytes + V.nbytes + O.nbytes
 
 small = roofline.attention_intensity(n_small, d, BYTES)
+print(f"{'step':<15}{'measured':>11}{'formula':>11}   (bytes)")
 for step in small.steps:
-    print(f"{step.name:<16} measured {moved[step.name]:>10,} bytes   formula {step.bytes:>10,.0f} bytes")
-assert sum(moved.values()) == 8 * n_small**2 + 8 * n_small * d == small.bytes
-print(f"total {sum(moved.values()):,} bytes = 8N² + 8Nd at N = {n_small}")
+    print(f"{step.name:<15}{moved[step.name]:>11,}{step.bytes:>11,.0f}")
+total = sum(moved.values())
+assert total == 8 * n_small**2 + 8 * n_small * d == small.bytes
+print(f"total {total:,} bytes = 8N² + 8Nd at N = {n_small}")
 
 # %% [markdown]
 # The result is ordinary attention: compared with a float64 evaluation of the
@@ -154,5 +170,7 @@ P64 = np.exp(S64 - S64.max(axis=1, keepdims=True))
 P64 /= P64.sum(axis=1, keepdims=True)
 O64 = P64 @ V.astype(np.float64)
 err = np.abs(O.astype(np.float64) - O64).max()
-print(f"max |O_fp16 - O_float64| = {err:.2e} (FP16 has a relative precision of {np.finfo(np.float16).eps:.1e})")
-assert err < 50 * np.finfo(np.float16).eps
+eps = np.finfo(np.float16).eps
+print(f"max |O_fp16 - O_float64| = {err:.2e}")
+print(f"FP16 relative precision  = {eps:.2e}")
+assert err < 50 * eps

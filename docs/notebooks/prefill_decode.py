@@ -16,14 +16,15 @@
 # Section 2.2 splits generation into **prefill**, one parallel pass over the
 # whole prompt, and **decode**, one pass per new token. Section 2.4 predicts
 # how fast each can be from two numbers of the hardware: its compute rate and
-# its memory bandwidth. This notebook measures both numbers on the machine that
-# runs it, times the tiny language model shipped with `chapter2` (the numpy
-# transformer, trained on this site's text), and puts the measured times next
-# to the roofline's lower bounds.
+# its memory bandwidth. This notebook measures both numbers on the machine
+# that runs it, times the tiny language model shipped with `chapter2` (the
+# numpy transformer, trained on this site's text), and puts the measured
+# times next to the roofline's lower bounds.
 #
-# The outputs below come from the machine that built this site. Download the
-# notebook (button at the top of the page) and run it to get yours; it needs
-# only `numpy` and `chapter2`.
+# The outputs below come from the machine that built this site. To get
+# yours, download the notebook with the links above and run it where the
+# `chapter2` package of this site's repository is installed
+# (`pip install -e .` in a clone); it needs only numpy.
 
 # %%
 import os
@@ -40,15 +41,21 @@ from chapter2.tokenizer import BPETokenizer
 MODEL_DIR = Path(chapter2.__file__).parent / "data" / "tiny_lm"
 model = load_pretrained(MODEL_DIR)  # float32 weights
 tokenizer = BPETokenizer.from_file(MODEL_DIR / "tokenizer.json")
-config = model.config
+c = model.config
 
 weight_bytes = sum(w.nbytes for w in model.weights.values())
-matmul_params = sum(w.size for name, w in model.weights.items() if w.ndim == 2)  # every weight matrix (embedding = LM head, tied)
-kv_bytes_per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * config.head_dim * model.dtype.itemsize  # K and V
+# every weight matrix does 2 operations per parameter per token
+# (the embedding is tied: it is also the LM head's matrix)
+matmul_params = sum(w.size for w in model.weights.values() if w.ndim == 2)
+# K and V, per layer and KV head, head_dim values each
+kv_bytes_per_token = (2 * c.num_hidden_layers * c.num_key_value_heads
+                      * c.head_dim * model.dtype.itemsize)
 
 print(model)
-print(f"weights: {weight_bytes / 1e6:.2f} MB in {model.dtype}; KV cache: {kv_bytes_per_token:,} bytes per token")
-print(f"machine: {platform.machine()}, {os.cpu_count()} logical CPUs, numpy {np.__version__}")
+print(f"weights:  {weight_bytes / 1e6:.2f} MB in {model.dtype}")
+print(f"KV cache: {kv_bytes_per_token:,} bytes per token")
+print(f"machine:  {platform.machine()}, {os.cpu_count()} logical CPUs,"
+      f" numpy {np.__version__}")
 
 
 # %% [markdown]
@@ -56,14 +63,14 @@ print(f"machine: {platform.machine()}, {os.cpu_count()} logical CPUs, numpy {np.
 #
 # Two measurements, each the best of a few repeats (the least disturbed run):
 #
-# - **bandwidth**: copying a float32 array far larger than the CPU caches reads
-#   it once and writes it once, so the bytes moved are twice its size;
+# - **bandwidth**: copying a float32 array far larger than the CPU caches
+#   reads it once and writes it once, so the bytes moved are twice its size;
 # - **compute**: a square float32 matrix multiplication of size `n` does
 #   `2n³` floating-point operations (section 2.1.1), through numpy's BLAS;
 #   the fastest of a few sizes counts as the peak.
 #
-# Their ratio is this machine's ops:byte ratio, the same quantity as an H100's
-# in section 2.4.1.
+# Their ratio is this machine's ops:byte ratio, the same quantity as an
+# H100's in section 2.4.1.
 
 # %%
 def best_time(fn, repeats):
@@ -75,23 +82,24 @@ def best_time(fn, repeats):
     return min(times)
 
 
-src = np.ones(16 * 2**20, dtype=np.float32)  # 64 MiB, larger than common last-level caches
+src = np.ones(16 * 2**20, dtype=np.float32)  # 64 MiB, more than the caches
 dst = np.empty_like(src)
 copy_s = best_time(lambda: np.copyto(dst, src), repeats=5)
-bandwidth = 2 * src.nbytes / copy_s  # bytes/s: one read and one write of every element
+bandwidth = 2 * src.nbytes / copy_s  # bytes/s: one read + one write each
+del src, dst
 
 peak = 0.0
 for n in (256, 512, 1024):
     a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
     b = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
     a @ b  # warm up the BLAS threads
-    peak = max(peak, 2 * n**3 / best_time(lambda: a @ b, repeats=5))  # FLOP/s, the best size wins
+    flops = 2 * n**3 / best_time(lambda: a @ b, repeats=5)
+    peak = max(peak, flops)  # FLOP/s
 ridge = peak / bandwidth
 
 print(f"memory bandwidth (numpy copy): {bandwidth / 1e9:7.1f} GB/s")
-print(f"compute (float32 matmul):     {peak / 1e9:7.1f} GFLOP/s")
-print(f"ops:byte ratio of this machine: {ridge:7.1f}")
-del src, dst
+print(f"compute (float32 matmul):      {peak / 1e9:7.1f} GFLOP/s")
+print(f"ops:byte ratio of this machine: {ridge:6.1f}")
 
 # %% [markdown]
 # ## Prefill
@@ -107,15 +115,18 @@ n_prompt = len(prompt)
 
 prefill_s = best_time(lambda: model.prefill(prompt), repeats=5)
 prefill_flops = 2 * matmul_params * n_prompt
-prefill_bytes = weight_bytes + n_prompt * kv_bytes_per_token  # read the weights, write the cache
+# read the weights once, write the prompt's keys and values
+prefill_bytes = weight_bytes + n_prompt * kv_bytes_per_token
+prefill_intensity = prefill_flops / prefill_bytes
 prefill_bound = max(prefill_flops / peak, prefill_bytes / bandwidth)
 
-print(f"prompt: {n_prompt} tokens")
-print(f"prefill: {prefill_s * 1e3:.2f} ms = {n_prompt / prefill_s:,.0f} tokens/s, "
-      f"{prefill_flops / prefill_s / 1e9:.2f} GFLOP/s achieved")
-print(f"intensity: {prefill_flops / prefill_bytes:.1f} ops/byte -> "
-      f"{'compute' if prefill_flops / prefill_bytes > ridge else 'memory'} bound here; "
-      f"roofline lower bound {prefill_bound * 1e3:.3f} ms")
+print(f"prompt:    {n_prompt} tokens")
+print(f"prefill:   {prefill_s * 1e3:.2f} ms,"
+      f" {n_prompt / prefill_s:,.0f} tokens/s,"
+      f" {prefill_flops / prefill_s / 1e9:.1f} GFLOP/s")
+print(f"intensity: {prefill_intensity:.1f} ops/byte:"
+      f" {'compute' if prefill_intensity > ridge else 'memory'} bound here")
+print(f"roofline lower bound: {prefill_bound * 1e3:.3f} ms")
 
 # %% [markdown]
 # ## Decode
@@ -137,18 +148,22 @@ for _ in range(32):
     token = int(np.argmax(logits))
 
 decode_s = float(np.median(steps))
-context = cache.length
 decode_flops = 2 * matmul_params
-decode_bytes = weight_bytes + context * kv_bytes_per_token  # every weight and the whole cache, once per step
-decode_bound = max(decode_flops / peak, decode_bytes / bandwidth)
+# every weight and the whole cache, once per step
+decode_bytes = weight_bytes + cache.length * kv_bytes_per_token
+decode_intensity = decode_flops / decode_bytes
+memory_s = decode_bytes / bandwidth
+decode_bound = max(decode_flops / peak, memory_s)
 
-print(f"decode: median {decode_s * 1e3:.3f} ms per token = {1 / decode_s:,.0f} tokens/s (context {context} tokens)")
-print(f"intensity: {decode_flops / decode_bytes:.2f} ops/byte -> "
-      f"{'compute' if decode_flops / decode_bytes > ridge else 'memory'} bound on the roofline")
-print(f"roofline lower bound: {decode_bound * 1e3:.4f} ms per token "
-      f"(bytes / bandwidth = {decode_bytes / bandwidth * 1e3:.4f} ms); measured is {decode_s / decode_bound:,.0f}x that")
-print(f"prefill handled {n_prompt / prefill_s:,.0f} tokens/s; decode {1 / decode_s:,.0f}: "
-      f"{(n_prompt / prefill_s) / (1 / decode_s):.0f}x fewer tokens per second one at a time")
+print(f"decode:    median {decode_s * 1e3:.3f} ms per token,"
+      f" {1 / decode_s:,.0f} tokens/s (context {cache.length})")
+print(f"intensity: {decode_intensity:.2f} ops/byte:"
+      f" {'compute' if decode_intensity > ridge else 'memory'} bound")
+print(f"roofline lower bound: {decode_bound * 1e3:.4f} ms per token"
+      f" (bytes / bandwidth: {memory_s * 1e3:.4f} ms)")
+print(f"measured / bound:     {decode_s / decode_bound:,.1f}x")
+print(f"prefill makes {(n_prompt / prefill_s) * decode_s:.0f}x more"
+      " tokens per second than decode")
 print("greedy continuation:", repr(tokenizer.decode(generated)))
 
 # %% [markdown]
@@ -156,13 +171,13 @@ print("greedy continuation:", repr(tokenizer.decode(generated)))
 #
 # - Prefill processes many tokens per pass, so its tokens per second are far
 #   higher than decode's: the prompt's tokens share each read of the weights.
-# - Decode has an intensity of about one operation per byte, far below this
-#   machine's ops:byte ratio: on the roofline it is memory bound, exactly like
-#   an LLM on a GPU.
+# - Decode does about one operation per byte or less, below the ops:byte
+#   ratio of any CPU or GPU: on the roofline it is memory bound (the verdict
+#   line above), exactly like an LLM on a GPU.
 # - This model is tiny: its weights fit in the CPU's caches, and each step is
 #   a few dozen small numpy calls whose fixed overhead, not memory traffic,
-#   dominates. That is why the measured time per token sits well above the
-#   bandwidth bound here. For an 8B-parameter model the weights are gigabytes,
-#   no cache holds them, and a good GPU implementation gets close to the bound
-#   ([section 2.4.2](../../bottlenecks/#242-llm-bottlenecks) works it out for an
-#   H100).
+#   dominates. That is why the measured time per token sits above the
+#   bandwidth bound here. For an 8B-parameter model the weights are
+#   gigabytes, no cache holds them, and a good GPU implementation gets close
+#   to the bound ([section 2.4.2](../../bottlenecks/#242-llm-bottlenecks)
+#   works it out for an H100).

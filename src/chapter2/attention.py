@@ -255,6 +255,7 @@ def flash_schedule(n_q: int, n_k: int | None = None, *, causal=False, window=Non
     return tiles
 
 
+# --8<-- [start:flash_attention]
 def flash_attention(q, k, v, *, causal=False, window=None, scale=None, block_q=64, block_k=64,
                     return_lse=False, trace=None):
     """FlashAttention forward: same result as `attention`, computed tile by tile.
@@ -327,3 +328,4 @@ def flash_attention(q, k, v, *, causal=False, window=None, scale=None, block_q=6
     if return_lse:
         return out, lse.reshape(b, h_q, n_q)
     return out
+# --8<-- [end:flash_attention]

@@ -130,6 +130,7 @@ def selective_scan_step(h, x_t, delta_t, A, B_t, C_t, D=None):
     return y, h
 
 
+# --8<-- [start:selective_scan]
 def selective_scan(x, delta, A, B, C, D=None, *, h0=None, return_state=False):
     """The recurrent form: h_t = exp(delta_t A) h_{t-1} + delta_t B_t x_t, y_t = C_t . h_t + D x_t.
 
@@ -145,6 +146,7 @@ def selective_scan(x, delta, A, B, C, D=None, *, h0=None, return_state=False):
     for t in range(length):
         y[:, t], h = selective_scan_step(h, x[:, t], delta[:, t], A, B[:, t], C[:, t], D)
     return _finish(y, h, batched, return_state)
+# --8<-- [end:selective_scan]
 
 
 def segment_sum(log_decay):

@@ -48,7 +48,7 @@ def _changed_value(field):
         values = [str(v) for v, _ in field.options]
         return values[(values.index(str(field.default)) + 1) % len(values)] if len(values) > 1 else None
     if field.kind == "text":
-        return None
+        return str(field.default) + " 7"
     lo = field.min if field.min is not None else 0
     hi = field.max if field.max is not None else float(field.default) * 4 + 4
     value = float(field.default)
@@ -60,11 +60,13 @@ def _changed_value(field):
     return f"{target:g}" if target != value else None
 
 
-def _wait_computed(page, name, before):
+def _wait_computed(page, name, before, *, or_message=False):
+    """Wait until the worker painted a new result (or, with or_message, showed an inline message)."""
     page.wait_for_function(
-        "([n, b]) => { const el = document.querySelector(`[data-calculator=${n}]`);"
-        " return (+el.dataset.computed || 0) > b && !el.hasAttribute('aria-busy'); }",
-        arg=[name, before], timeout=WAIT_MS)
+        "([n, b, m]) => { const el = document.querySelector(`[data-calculator=${n}]`);"
+        " return !el.hasAttribute('aria-busy') && ((+el.dataset.computed || 0) > b"
+        " || (m && !el.querySelector('[data-calc-message]').hidden)); }",
+        arg=[name, before, or_message], timeout=WAIT_MS)
 
 
 def _set(calc, field, value):
@@ -94,7 +96,10 @@ def test_each_calculator_matches_cpython_in_the_browser(watched, site_dir):
                 continue
             before = int(calc.get_attribute("data-computed") or 0)
             _set(calc, field, value)
-            _wait_computed(page, name, before)
+            try:
+                _wait_computed(page, name, before, or_message=True)
+            except Exception as err:
+                raise AssertionError(f"{name}: no result after {field.name}={value!r} ({err})") from None
             raw = _raw(calc)
             want = json.loads(calculators.compute_json(name, json.dumps(raw)))
             if want["ok"]:
@@ -102,7 +107,10 @@ def test_each_calculator_matches_cpython_in_the_browser(watched, site_dir):
             else:  # the changed value is invalid in combination: the same message must show inline
                 assert calc.locator("[data-calc-message]").inner_text() == want["message"]
                 _set(calc, field, str(field.default))
-                _wait_computed(page, name, before + 1)
+                try:
+                    _wait_computed(page, name, before)
+                except Exception as err:
+                    raise AssertionError(f"{name}: no result after restoring {field.name}={field.default!r} ({err})") from None
             changed += 1
         assert changed, f"{name}: no field could be changed"
         watched.assert_clean()

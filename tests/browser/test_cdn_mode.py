@@ -22,8 +22,16 @@ from conftest import ROOT, _Handler
 pytestmark = pytest.mark.browser
 
 
-def _serve(directory: Path):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(directory)))
+class _CdnHandler(_Handler):
+    """A CDN answers cross-origin requests (jsDelivr sends Access-Control-Allow-Origin: *)."""
+
+    def end_headers(self):
+        self.send_header("Access-Control-Allow-Origin", "*")
+        super().end_headers()
+
+
+def _serve(directory: Path, handler=_Handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
@@ -35,7 +43,7 @@ def cdn_site(tmp_path_factory):
     shutil.copytree(ROOT / "node_modules" / "pyodide", full)
     wheel = next((ROOT / ".cache" / "pyodide").glob("numpy-*.whl"))
     shutil.copy(wheel, full / wheel.name)
-    cdn_server, cdn_url = _serve(cdn_root)
+    cdn_server, cdn_url = _serve(cdn_root, _CdnHandler)
     site = tmp_path_factory.mktemp("cdn-site")
     env = {**os.environ, "CHAPTER2_PYODIDE": "cdn", "CHAPTER2_PYODIDE_CDN": cdn_url + "pyodide/v0.27.7/full/",
            "NO_MKDOCS_2_WARNING": "1"}

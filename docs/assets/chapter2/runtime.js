@@ -146,6 +146,12 @@
     return values;
   }
 
+  function barValueText(v) {  // same rule as bar_value_text in docs/hooks/directives.py
+    if (Math.abs(v) < 1000) return v.toFixed(4);
+    const exp = Math.floor(Math.log10(Math.abs(v)));
+    return (v / 10 ** exp).toFixed(3) + "e" + exp;
+  }
+
   function renderBars(dd, pairs) {
     const top = Math.max(1e-300, ...pairs.map((p) => p[1]));
     const wrap = document.createElement("div");
@@ -160,7 +166,7 @@
       m.min = 0; m.max = top; m.value = value;
       const v = document.createElement("span");
       v.className = "c2-bar__value";
-      v.textContent = value.toFixed(4);
+      v.textContent = barValueText(value);
       row.append(l, m, v);
       wrap.append(row);
     }

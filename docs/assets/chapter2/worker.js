@@ -59,7 +59,7 @@ async function verified(url, integrity) {
   try {
     return await fetch(url, { integrity, cache: "force-cache" });
   } catch (err) {
-    throw new Error(`integrity check failed for ${url}: the file does not match the hash pinned at build time`);
+    throw new Error(`integrity check failed for ${url}: it could not be fetched, or its sha256 differs from the hash pinned at build time`);
   }
 }
 

@@ -77,6 +77,7 @@ def _key_block_bounds(m0, n_keys, window, BLOCK_M: tl.constexpr, BLOCK_N: tl.con
     return lo, full_lo, full_hi, hi
 
 
+# --8<-- [start:attn_fwd_inner]
 @triton.jit
 def _attn_fwd_inner(acc, l_i, m_i, steps, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
                     start, end, n_keys, window, qk_scale,
@@ -119,6 +120,7 @@ def _attn_fwd_inner(acc, l_i, m_i, steps, q, k_base, v_base, stride_kn, stride_v
         m_i = m_ij
         steps += 1
     return acc, l_i, m_i, steps
+# --8<-- [end:attn_fwd_inner]
 
 
 @triton.jit

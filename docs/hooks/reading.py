@@ -1,4 +1,6 @@
-"""MkDocs hook for the worked-example notebooks (docs/notebooks/*.py, rendered by mkdocs-jupyter).
+"""MkDocs hook for the reading experience: notebook pages and accessibility fixes to the theme's markup.
+
+Notebooks (docs/notebooks/*.py, jupytext percent format, rendered and executed by mkdocs-jupyter):
 
 - No request leaves the site: nbconvert's template writes a MathJax loader (a
   CDN URL, or an empty `src`) and a module script that imports mermaid from a
@@ -7,6 +9,9 @@
 - Download links: the jupytext source (copied next to the page by
   mkdocs-jupyter's `include_source`) and the same notebook as `.ipynb`
   (without outputs: run it to get your own), written here.
+
+Every page: Material's search overlay is a `role="dialog"` without a name; it
+gets one (axe rule aria-dialog-name).
 """
 
 from __future__ import annotations
@@ -48,10 +53,24 @@ def on_page_content(html, page, config, files):
     if not is_notebook(page):
         return html
     html = strip_remote_loaders(html)
-    return _download_links(Path(page.file.src_uri).name) + html
+    links = _download_links(Path(page.file.src_uri).name)
+    end = html.find("</h1>")  # right under the notebook's title
+    return html[:end + 5] + "\n" + links + html[end + 5:] if end >= 0 else links + html
+
+
+SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
+
+
+def _name_search_dialog(html: str) -> str:
+    return html.replace(SEARCH_DIALOG, SEARCH_DIALOG[:-1] + ' aria-label="Search">', 1)
+
+
+def on_post_template(output, template_name, config):
+    return _name_search_dialog(output)  # 404.html is a theme template, not a page
 
 
 def on_post_page(output, page, config):
+    output = _name_search_dialog(output)
     if is_notebook(page):
         import jupytext
 

@@ -1,0 +1,400 @@
+"""Reading the site: every page on a phone, an accessibility audit, weight before and after Python,
+the recall check by keyboard, the notebooks, the chapter map.
+
+Pages are every HTML page of the built site (so a new section is covered without editing this file).
+Set CHAPTER2_SCREENSHOTS=/some/dir to keep a full-page screenshot of each page at 375 px and of
+each page in both colour schemes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+SHOTS = os.environ.get("CHAPTER2_SCREENSHOTS")
+PHONE = {"width": 375, "height": 812}
+WAIT_MS = 60_000
+
+# A Web Worker that never answers: pages can be operated without starting Pyodide (the runtime
+# stays "loading"), for tests about layout and keyboard access rather than results.
+INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
+
+
+def _pages(site_dir: Path) -> list[str]:
+    paths = sorted(p.parent.relative_to(site_dir).as_posix() for p in site_dir.rglob("index.html"))
+    return ["" if p == "." else p + "/" for p in paths] + ["404.html"]
+
+
+def _html_file(site_dir: Path, path: str) -> Path:
+    return site_dir / path if path.endswith(".html") else site_dir / path / "index.html"
+
+
+def _shot(page, name: str):
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def _slug(path: str) -> str:
+    return path.strip("/").replace("/", "_").replace(".html", "") or "home"
+
+
+@contextmanager
+def _context(browser, site_url, **options):
+    """A browser context whose requests may only go to the site; `.blocked` lists any that tried to leave."""
+    inert = options.pop("inert_worker", False)
+    context = browser.new_context(**options)
+    context.blocked, context.errors = [], []
+
+    def route(r):
+        if r.request.url.startswith(("http://127.0.0.1", "data:", "blob:")):
+            r.continue_()
+        else:
+            context.blocked.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    if inert:
+        context.add_init_script(INERT_WORKER)
+    context.base = site_url
+    yield context
+    context.close()
+
+
+def _open(context, path: str):
+    page = context.new_page()
+    page.on("pageerror", lambda e: context.errors.append(f"{path}: {e}"))
+    page.on("console", lambda m: m.type == "error" and context.errors.append(f"{path}: {m.text}"))
+    page.goto(context.base + path)
+    page.wait_for_load_state("networkidle")
+    return page
+
+
+def test_the_page_list_covers_the_site(site_dir):
+    pages = _pages(site_dir)
+    for expected in ("", "neural-networks/", "bottlenecks/", "chapter-map/", "recall/",
+                     "notebooks/prefill_decode/", "notebooks/attention_worked_example/"):
+        assert expected in pages
+
+
+# ------------------------------------------------------------------ phones
+
+
+def _check_control(page, control, kind):
+    control.scroll_into_view_if_needed()
+    box = control.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 0.5, f"{kind} outside the screen: {box}"
+    assert box["width"] >= 44 and box["height"] >= 16, f"{kind} too small to use: {box}"
+    assert control.is_visible() and control.is_enabled()
+    if kind == "select":
+        values = control.evaluate("el => [...el.options].map(o => o.value)")
+        target = values[-1] if control.input_value() != values[-1] else values[0]
+        control.select_option(target)
+        assert control.input_value() == target
+    elif kind == "range":
+        before = control.input_value()
+        control.focus()
+        page.keyboard.press("ArrowRight" if control.evaluate("el => +el.value < +el.max") else "ArrowLeft")
+        assert control.input_value() != before, "slider does not move with the arrow keys"
+    else:
+        assert control.is_editable()
+        control.fill("7")
+        assert control.input_value() == "7"
+
+
+def test_no_page_scrolls_sideways_on_a_phone_and_calculators_are_usable(browser, site_url, site_dir):
+    with _context(browser, site_url, viewport=PHONE, is_mobile=True, has_touch=True, inert_worker=True) as context:
+        problems = []
+        for path in _pages(site_dir):
+            page = _open(context, path)
+            width = page.evaluate("() => document.documentElement.scrollWidth")
+            if width > PHONE["width"]:
+                wide = page.evaluate("""(w) => [...document.querySelectorAll('body *')]
+                    .filter(el => el.getBoundingClientRect().right > w + 1 && getComputedStyle(el).position !== 'fixed')
+                    .slice(0, 3).map(el => el.tagName + '.' + el.className)""", PHONE["width"])
+                problems.append(f"{path}: scrollWidth {width} ({wide})")
+            _shot(page, f"phone_{_slug(path)}")
+            for calc in page.locator("[data-calculator]").all():
+                name = calc.get_attribute("data-calculator")
+                for control in calc.locator("input, select, textarea").all():
+                    kind = control.evaluate("el => el.tagName === 'INPUT' ? el.type : el.tagName.toLowerCase()")
+                    try:
+                        _check_control(page, control, kind)
+                    except AssertionError as err:
+                        problems.append(f"{path} {name}.{control.get_attribute('name')}: {err}")
+            width = page.evaluate("() => document.documentElement.scrollWidth")
+            if width > PHONE["width"]:
+                problems.append(f"{path}: scrollWidth {width} after using the calculators")
+            page.close()
+        assert not problems, "\n".join(problems)
+        assert not context.blocked and not context.errors, (context.blocked, context.errors)
+
+
+# ------------------------------------------------------------------ accessibility
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_serious_or_critical_violation(browser, site_url, site_dir, scheme):
+    assert AXE.exists(), "node_modules/axe-core is missing: run `npm ci`"
+    found = []
+    # The site's Content-Security-Policy refuses injected scripts; the audit script is ours.
+    with _context(browser, site_url, viewport={"width": 1280, "height": 900}, color_scheme=scheme, bypass_csp=True) as context:
+        for path in _pages(site_dir):
+            page = _open(context, path)
+            for button in page.locator(".c2-recall__toggle").all():
+                button.click()  # audit the answers too
+            page.wait_for_timeout(200)  # a11y.js marks scrollable boxes after layout
+            page.add_script_tag(path=str(AXE))
+            result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+            for v in result["violations"]:
+                if v["impact"] in ("serious", "critical"):
+                    targets = [n["target"][0] for n in v["nodes"][:3]]
+                    found.append(f"{path}: {v['id']} ({v['impact']}, {len(v['nodes'])} nodes) {targets}: {v['help']}")
+            _shot(page, f"{scheme}_{_slug(path)}")
+            page.close()
+        assert not context.blocked, context.blocked
+    assert not found, "\n".join(found)
+
+
+def test_every_slider_is_labelled_and_keyboard_operable(browser, site_url, site_dir):
+    sliders = 0
+    with _context(browser, site_url, viewport={"width": 1280, "height": 900}, inert_worker=True) as context:
+        for path in _pages(site_dir):
+            if 'type="range"' not in _html_file(site_dir, path).read_text():
+                continue
+            page = _open(context, path)
+            for slider in page.locator('input[type="range"]').all():
+                sliders += 1
+                label = slider.evaluate("el => [...el.labels].map(l => l.textContent.trim()).join(' ')")
+                assert label, f"{path}: slider {slider.get_attribute('id')} has no label"
+                readout = page.locator(f'output[for="{slider.get_attribute("id")}"]')
+                slider.focus()
+                before = slider.input_value()
+                key = "ArrowRight" if slider.evaluate("el => +el.value < +el.max") else "ArrowLeft"
+                page.keyboard.press(key)
+                assert slider.input_value() != before, f"{path}: {label} does not move with {key}"
+                if readout.count():
+                    assert readout.inner_text() == slider.input_value(), f"{path}: {label} readout"
+            page.close()
+    assert sliders >= 2
+
+
+# ------------------------------------------------------------------ weight: no Python until asked
+
+
+def _served_bytes(site_dir: Path, urls, base: str) -> int:
+    total = 0
+    for url in set(urls):
+        if not url.startswith(base):
+            continue
+        rel = url[len(base):].split("#")[0].split("?")[0]
+        path = site_dir / rel
+        if path.is_dir() or rel == "" or rel.endswith("/"):
+            path = path / "index.html"
+        if path.is_file():
+            total += path.stat().st_size
+    return total
+
+
+def test_pages_load_without_python_until_a_calculator_is_used(browser, site_url, site_dir, capsys):
+    weights = {}
+    with _context(browser, site_url, viewport={"width": 1280, "height": 900}) as context:
+        for path in _pages(site_dir):
+            page = context.new_page()
+            requests = []
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(site_url + path)
+            page.wait_for_load_state("networkidle")
+            page.wait_for_timeout(300)
+            assert not [u for u in requests if "pyodide" in u], f"{path} loaded Pyodide without being asked"
+            assert page.evaluate("() => window.chapter2.state") == "idle", path
+            weights[path] = _served_bytes(site_dir, requests, site_url)
+            page.close()
+        assert not context.blocked, f"requests left 127.0.0.1: {context.blocked}"
+
+        # The same page after the reader touches a calculator: Python, numpy and chapter2 arrive.
+        page = context.new_page()
+        requests = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(site_url + "neural-networks/")
+        page.wait_for_load_state("networkidle")
+        before = _served_bytes(site_dir, requests, site_url)
+        page.locator('[data-calculator="matmul_cost"] input[name="m"]').focus()
+        page.wait_for_function("() => window.chapter2.state === 'ready'", timeout=WAIT_MS)
+        page.wait_for_load_state("networkidle")
+        after = _served_bytes(site_dir, requests, site_url)
+        assert [u for u in requests if "pyodide" in u]
+        assert not context.blocked
+    wasm = site_dir / "pyodide" / "pyodide.asm.wasm"
+    assert after - before >= wasm.stat().st_size, "interaction loads the runtime"
+    for path, size in weights.items():
+        assert size < before + 4e6, f"{path} weighs {size / 1e6:.1f} MB before any interaction"
+    with capsys.disabled():
+        print("\npage weight (bytes served, uncompressed), before any interaction:")
+        for path, size in sorted(weights.items()):
+            print(f"  {path or '/':40s} {size / 1e3:9.0f} kB")
+        print(f"  neural-networks/ after using a calculator: {after / 1e6:.1f} MB (Pyodide, numpy, chapter2)")
+
+
+# ------------------------------------------------------------------ the recall check
+
+
+def _today(page) -> datetime.date:
+    y, m, d = page.evaluate("() => { const t = new Date(); return [t.getFullYear(), t.getMonth() + 1, t.getDate()]; }")
+    return datetime.date(y, m, d)
+
+
+def test_recall_cards_work_by_keyboard_and_remember_in_this_browser_only(browser, site_url):
+    with _context(browser, site_url, viewport={"width": 1280, "height": 900}) as context:
+        page = _open(context, "recall/")
+        root = page.locator("[data-recall]")
+        status = page.locator("[data-recall-status]")
+        assert "No cards seen yet" in status.inner_text()
+        cards = page.locator("[data-recall-card]")
+        n = cards.count()
+        assert n >= 12
+
+        # Screen-reader semantics: a named button that says whether its answer is shown, and a named region.
+        first = cards.nth(0)
+        card_id = first.get_attribute("data-recall-card")
+        button = first.locator("button")
+        question = button.inner_text()
+        assert page.get_by_role("button", name=question).get_attribute("aria-expanded") == "false"
+        answer = page.locator(f"#{button.get_attribute('aria-controls')}")
+        assert answer.is_hidden()
+
+        # Keyboard: Enter opens, Space closes, Space opens again; Tab goes through the answer's link to the next card.
+        requests_before = len(context.blocked)
+        button.focus()
+        page.keyboard.press("Enter")
+        assert button.get_attribute("aria-expanded") == "true" and answer.is_visible()
+        assert page.get_by_role("region", name=question).is_visible()
+        page.keyboard.press("Space")
+        assert button.get_attribute("aria-expanded") == "false" and answer.is_hidden()
+        page.keyboard.press("Space")
+        assert answer.is_visible()
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => document.activeElement.classList.contains('c2-recall__back')")
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => document.activeElement.id") == cards.nth(1).locator("button").get_attribute("id")
+
+        # Remembered in localStorage, with the day; the page suggests a date a week later.
+        today = _today(page)
+        stored = json.loads(page.evaluate("() => localStorage.getItem('chapter2.recall.v1')"))
+        assert stored == {"version": 1, "cards": {card_id: today.isoformat()}}
+        assert root.get_attribute("data-last-reviewed") == today.isoformat()
+        assert root.get_attribute("data-come-back") == (today + datetime.timedelta(days=7)).isoformat()
+        assert re.search(rf"Last reviewed .+: 1 of {n} cards seen\. Come back after .+", status.inner_text())
+        assert first.locator("[data-recall-seen]").inner_text() == "Seen today"
+        assert len(context.blocked) == requests_before
+
+        # Still there after a reload.
+        page.reload()
+        page.wait_for_load_state("networkidle")
+        assert cards.nth(0).locator("[data-recall-seen]").inner_text() == "Seen today"
+        assert cards.nth(1).locator("[data-recall-seen]").is_hidden()
+
+        # A review eight days ago is due again.
+        old = (today - datetime.timedelta(days=8)).isoformat()
+        page.evaluate("(d) => localStorage.setItem('chapter2.recall.v1', JSON.stringify({version: 1, cards: {'nn-collapse': d}}))", old)
+        page.reload()
+        page.wait_for_load_state("networkidle")
+        assert root.get_attribute("data-last-reviewed") == old
+        assert "A week or more has passed" in status.inner_text()
+        assert page.locator('[data-recall-card="nn-collapse"] [data-recall-seen]').inner_text().startswith("Seen on ")
+
+        # Forgetting clears the storage.
+        page.locator("[data-recall-reset]").click()
+        assert page.evaluate("() => localStorage.getItem('chapter2.recall.v1')") is None
+        assert "No cards seen yet" in status.inner_text()
+        assert page.locator("[data-recall-reset]").is_hidden()
+        assert not context.errors and not context.blocked, (context.errors, context.blocked)
+
+
+def test_recall_cards_survive_blocked_storage(browser, site_url):
+    with _context(browser, site_url, viewport={"width": 1280, "height": 900}) as context:
+        # storage that refuses (private browsing, full quota), for this page's key only: Material's own
+        # scripts read localStorage without a guard, which is theirs to handle
+        context.add_init_script("""for (const m of ['getItem', 'setItem', 'removeItem']) {
+            const real = Storage.prototype[m];
+            Storage.prototype[m] = function (key, ...rest) {
+                if (String(key).startsWith('chapter2.recall')) throw new DOMException('denied', 'SecurityError');
+                return real.call(this, key, ...rest);
+            };
+        }""")
+        page = _open(context, "recall/")
+        button = page.locator(".c2-recall__toggle").first
+        button.click()
+        assert button.get_attribute("aria-expanded") == "true"
+        assert "does not let the page keep your progress" in page.locator("[data-recall-status]").inner_text()
+        assert not context.errors, context.errors
+
+
+# ------------------------------------------------------------------ notebooks and the map
+
+
+@pytest.mark.parametrize("name, expect", [
+    ("prefill_decode", ["memory bandwidth (numpy copy)", "prefill:", "decode:", "roofline lower bound"]),
+    # (4·4096²·128 + 3·4096²) / (8·4096² + 8·4096·128) = 62.42 (chapter 2.4.2's worked example)
+    ("attention_worked_example", ["intensity             = 62.42", "138,412,032", "8,640,266,240"]),
+])
+def test_notebooks_are_executed_offline_with_downloads(browser, site_url, name, expect):
+    with _context(browser, site_url, viewport={"width": 1280, "height": 900}) as context:
+        page = _open(context, f"notebooks/{name}/")
+        outputs = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
+        for text in expect:
+            assert text in outputs, text
+        assert "Traceback" not in outputs and "Error" not in outputs
+        html = page.content()
+        assert "mathjax" not in html.lower() and "cdnjs" not in html and "require.js" not in html
+        ipynb = page.request.get(site_url + f"notebooks/{name}/{name}.ipynb")
+        source = page.request.get(site_url + f"notebooks/{name}/{name}.py")
+        assert ipynb.ok and source.ok
+        notebook = json.loads(ipynb.text())
+        assert notebook["nbformat"] == 4 and notebook["cells"][0]["cell_type"] == "markdown"
+        assert source.text() == (ROOT / "docs" / "notebooks" / f"{name}.py").read_text()
+        assert page.locator(f'a[href="{name}.ipynb"][download]').is_visible()
+        assert not context.blocked, f"a notebook page reached outside: {context.blocked}"
+        assert not context.errors, context.errors
+
+
+def test_chapter_map_draws_the_diagram_and_its_text_version(browser, site_url):
+    with _context(browser, site_url, viewport={"width": 1280, "height": 900}) as context:
+        page = _open(context, "chapter-map/")
+        diagram = page.locator(".mermaid")
+        page.wait_for_function("() => document.querySelector('.mermaid').getBoundingClientRect().height > 150", timeout=20_000)
+        assert diagram.count() == 1
+        links = page.locator(".md-content ul a")
+        sections = [t for t in links.all_inner_texts() if re.match(r"2\.\d ", t)]
+        assert len(sections) >= 4 and links.count() >= 3 * len(sections)
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            _shot(page, f"map_{scheme}")
+        assert not context.blocked and not context.errors, (context.blocked, context.errors)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_figures_have_text_and_draw_in_both_schemes(browser, site_url, site_dir, scheme):
+    with _context(browser, site_url, viewport={"width": 1280, "height": 900}, color_scheme=scheme) as context:
+        figures = 0
+        for path in _pages(site_dir):
+            page = _open(context, path)
+            for fig in page.locator("figure.c2-figure").all():
+                figures += 1
+                img = fig.locator("img")
+                img.scroll_into_view_if_needed()
+                page.wait_for_function("(el) => el.complete && el.naturalWidth > 0", arg=img.element_handle())
+                alt = img.get_attribute("alt")
+                assert alt and len(alt) > 20 and fig.locator("figcaption").inner_text().strip(), f"{path}: figure without text"
+            page.close()
+        assert figures >= 5
+        assert not context.blocked and not context.errors, (context.blocked, context.errors)
