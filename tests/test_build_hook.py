@@ -98,3 +98,14 @@ def test_bad_pyodide_mode_is_rejected(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(tmp_path / "s")], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     assert proc.returncode != 0 and "must be 'self-hosted' or 'cdn'" in proc.stderr
+
+
+def test_a_tampered_vendored_file_fails_the_build(tmp_path):
+    hook = _hook()
+    fake_root = tmp_path / "root"
+    target = fake_root / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
+    target.parent.mkdir(parents=True)
+    target.write_bytes((ROOT / "node_modules" / "mermaid" / "dist" / "mermaid.min.js").read_bytes() + b"\n")
+    with pytest.raises(hook.pyodide_files.VerificationError, match="vendored file mermaid/dist/mermaid.min.js"):
+        hook.pyodide_files.verified_vendor_file(fake_root, "mermaid/dist/mermaid.min.js")
+    assert hook.pyodide_files.verified_vendor_file(ROOT, "mermaid/dist/mermaid.min.js").exists()

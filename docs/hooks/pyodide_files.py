@@ -81,6 +81,21 @@ def verify_core(root: Path) -> dict[str, Path]:
     return files
 
 
+VENDOR_MANIFEST = HERE / "vendor-files.sha256"  # other front-end files copied from node_modules into the site
+
+
+def verified_vendor_file(root: Path, rel: str) -> Path:
+    """node_modules/<rel>, checked against vendor-files.sha256 (npm ci checked the tarball; this checks the file used)."""
+    expected = dict(line.split()[::-1] for line in VENDOR_MANIFEST.read_text().splitlines() if line.strip())
+    if rel not in expected:
+        raise VerificationError(f"{rel} has no pinned sha256 in {VENDOR_MANIFEST.name}")
+    path = root / "node_modules" / rel
+    if not path.exists():
+        raise VerificationError(f"{path} is missing: run `npm ci` in {root} (the Makefile's setup does).")
+    _expect(path, expected[rel], f"vendored file {rel}")
+    return path
+
+
 def cdn_url() -> str:
     """The CDN base URL (CHAPTER2_PYODIDE_CDN overrides it, e.g. for a mirror); always ends with '/'."""
     url = os.environ.get("CHAPTER2_PYODIDE_CDN", CDN_URL)

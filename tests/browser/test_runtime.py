@@ -138,3 +138,14 @@ def test_runaway_code_is_stopped_and_the_next_run_works(watched):
     assert page.evaluate("() => window.__ticks") >= 15, "the page's own timers kept running while Python spun"
     assert page.evaluate("() => window.chapter2.run('sum(range(5))')") == 10
     watched.assert_clean()
+
+
+def test_huge_allocation_fails_cleanly_and_the_next_run_works(watched):
+    page = watched.goto("neural-networks/")
+    _ready(page)
+    message = page.evaluate("""() => window.chapter2.run('import numpy as np\\nx = [np.ones(100_000_000) for _ in range(40)]')
+        .then(() => 'resolved', e => e.name + ': ' + e.message)""")
+    assert message.startswith(("PythonError: MemoryError", "PythonError: numpy._core._exceptions._ArrayMemoryError",
+                               "TimeoutError")), message
+    assert page.evaluate("() => window.chapter2.run('2 + 2')") == 4
+    watched.assert_clean()
