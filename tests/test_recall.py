@@ -7,6 +7,7 @@ published figures they stand on (cited), never copied from the code's output.
 from __future__ import annotations
 
 import html
+import math
 import re
 import sys
 from pathlib import Path
@@ -109,6 +110,14 @@ def test_answers_quote_numbers_computed_by_the_code():
     # 8 of 50 guided steps: 1 − 16/100 of the passes saved; 8 unguided: 1 − 8/100.
     few = _answer_text(out, "img-few-step")
     assert f"{100 * (1 - 16 / 100):.0f} %" in few and f"{100 * (1 - 8 / 100):.0f} %" in few
+    # Sliding window w = 1024 over N = 4096 causal queries: query i sees min(i + 1, w) keys, so
+    # w(w + 1)/2 + (N − w)·w pairs, against N(N + 1)/2 for full causal attention.
+    w = 1024
+    share = (w * (w + 1) // 2 + (N - w) * w) / (N * (N + 1) // 2)
+    assert f"scores {100 * share:.0f} % of the query-key pairs" in _answer_text(out, "att-window")
+    # Qwen3-235B-A22B routes 8 of 128 experts (its config.json); T uniform tokens touch
+    # 128·(1 − (15/16)^T) experts on average, 90 % of them once (15/16)^T ≤ 0.1.
+    assert f"a batch of {math.ceil(math.log(0.1) / math.log(15 / 16))} tokens" in _answer_text(out, "llm-moe")
 
 
 # The inputs a question sets up (sizes, step counts, shares) and formula constants may be typed;

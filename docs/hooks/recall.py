@@ -53,7 +53,7 @@ CARDS: tuple[Card, ...] = (
     _card("nn-decode-intensity", "neural-networks.md", "211-linear-layers-and-matmul",
           "Why is a matmul for a single token mostly weight loading?",
           """
-          With `m = 1` each weight is read to be used once: a 4096 × 4096 FP16 projection does
+          With `m = 1` each weight is read to be used once: a 4096 × 4096 FP16 projection does about
           {{ py: fmt.number(linear.matmul_cost(1, 4096, 4096, 'fp16').intensity, 3) }} operation per
           byte. A 4,096-token prompt reuses each weight for every token and does
           {{ py: f"{linear.matmul_cost(4096, 4096, 4096, 'fp16').intensity / linear.matmul_cost(1, 4096, 4096, 'fp16').intensity:,.0f}" }}
@@ -204,7 +204,7 @@ CARDS: tuple[Card, ...] = (
           """
           Each query sees at most `w` keys, so the work grows like `N·w` instead of `N²`. At N = 4096
           with w = 1024, causal attention scores
-          {{ py: f"{attention.attended_pairs(4096, causal=True, window=1024) / attention.attended_pairs(4096, causal=True):.2f}" }}
+          {{ py: f"{100 * attention.attended_pairs(4096, causal=True, window=1024) / attention.attended_pairs(4096, causal=True):.0f}" }} %
           of the query-key pairs of full causal attention.
           """),
     _card("att-ssm", "attention.md", "state-space-models-and-hybrids",
