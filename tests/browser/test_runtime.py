@@ -149,3 +149,24 @@ def test_huge_allocation_fails_cleanly_and_the_next_run_works(watched):
                                "TimeoutError")), message
     assert page.evaluate("() => window.chapter2.run('2 + 2')") == 4
     watched.assert_clean()
+
+
+def test_runaway_snippet_shows_what_happened_and_the_next_run_works(watched):
+    page = watched.goto("neural-networks/")
+    page.evaluate("() => { window.chapter2.timeoutMs = 1500; }")  # the limit is configurable (default 10 s)
+    snip = page.locator('[data-snippet="collapse_linear"]')
+    snip.locator('[data-action="edit"]').click()
+    editor = snip.locator("[data-snippet-source]")
+    editor.fill("print('spinning')\nwhile True:\n    pass\n")
+    snip.locator('[data-action="run"]').click()
+    status = snip.locator("[data-snippet-status]")
+    page.wait_for_function("() => /ran too long/.test(document.querySelector('[data-snippet=collapse_linear] [data-snippet-status]').textContent)",
+                           timeout=60_000)
+    assert "stopped after 1.5 s" in snip.locator("[data-snippet-output]").inner_text()
+    assert page.evaluate("() => 1 + 1") == 2  # the page answered throughout
+    editor.fill("print('fresh worker')")
+    snip.locator('[data-action="run"]').click()
+    page.wait_for_function("() => document.querySelector('[data-snippet=collapse_linear] [data-snippet-output]').textContent.trim() === 'fresh worker'",
+                           timeout=60_000)
+    assert "Ran in your browser" in status.inner_text()
+    watched.assert_clean()
