@@ -134,3 +134,32 @@ def test_few_step_and_video_calculators():
     assert bad["ok"] is False and "1 + a multiple of 4" in bad["message"]
     bad = json.loads(calculators.compute_json("diffusion_pipeline", json.dumps({"width": "1000"})))
     assert bad["ok"] is False and "multiple of 16" in bad["message"]
+
+
+def test_the_chapters_rules_of_thumb_fit_the_presets():
+    # Chapter 2.3: images are denoised "in 30 to 50 steps"; 2.3.2: few-step models finish "in eight steps
+    # or fewer" and run "80 to 90 percent faster".
+    assert diffusion.TYPICAL_STEPS == (30, 50)
+    assert diffusion.FEW_STEP_MAX_STEPS == 8
+    assert diffusion.FEW_STEP_SPEEDUP == (0.80, 0.90)
+    lo, hi = diffusion.TYPICAL_STEPS
+    for m in diffusion.MODELS.values():
+        # every preset's default schedule (from its paper or model card) is a full one or a few-step one
+        assert lo <= m.default_steps <= hi or m.default_steps <= diffusion.FEW_STEP_MAX_STEPS, m.name
+    # FLUX.1 [schnell]'s model card: 1 to 4 steps.
+    assert diffusion.MODELS["FLUX.1-schnell"].default_steps <= diffusion.FEW_STEP_MAX_STEPS
+    # 8 guided steps (16 passes) against 50 guided (100): 1 - 16/100 = 0.84, inside the chapter's band;
+    # against 30 guided steps (60 passes) the band holds once guidance is distilled: 1 - 8/60 = 0.867.
+    s_lo, s_hi = diffusion.FEW_STEP_SPEEDUP
+    guided = diffusion.few_step_saving(hi, True, diffusion.FEW_STEP_MAX_STEPS, True)
+    distilled = diffusion.few_step_saving(lo, True, diffusion.FEW_STEP_MAX_STEPS, False)
+    assert guided == pytest.approx(0.84) and s_lo <= guided <= s_hi
+    assert distilled == pytest.approx(52 / 60) and s_lo <= distilled <= s_hi
+
+
+def test_clip_length_is_frames_over_fps():
+    # Wan 2.1 (wan/configs/shared_config.py): 81 frames at sample_fps = 16 -> 81 / 16 = 5.0625 s.
+    assert diffusion.MODELS["Wan2.1-T2V-14B"].clip_seconds == pytest.approx(5.0625)
+    assert diffusion.MODELS["Wan2.1-T2V-1.3B"].fps == 16
+    with pytest.raises(ValueError, match="images"):
+        diffusion.MODELS["Qwen-Image"].clip_seconds

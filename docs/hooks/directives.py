@@ -75,7 +75,8 @@ def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict, pa
 
     markdown = _outside_code(markdown, lambda text: INLINE_PY.sub(inline, text))
     if CHAPTER_MAP.search(markdown):
-        markdown = CHAPTER_MAP.sub(lambda m: chapter_map.render(pages or set(), page_path), markdown)
+        leaf_text = lambda text: INLINE_PY.sub(inline, text)  # noqa: E731  (leaves quote numbers from code too)
+        markdown = CHAPTER_MAP.sub(lambda m: chapter_map.render(pages or set(), page_path, leaf_text), markdown)
     return DIRECTIVE.sub(block, markdown)
 
 

@@ -46,6 +46,9 @@ __all__ = [
     "PipelineCost",
     "pipeline_cost",
     "few_step_saving",
+    "TYPICAL_STEPS",
+    "FEW_STEP_MAX_STEPS",
+    "FEW_STEP_SPEEDUP",
 ]
 
 
@@ -69,6 +72,13 @@ def few_step_saving(base_steps=50, base_guidance=True, few_steps=8, few_guidance
     base = denoiser_passes(base_steps, base_guidance)
     few = denoiser_passes(few_steps, few_guidance)
     return 1.0 - few / base
+
+
+# The chapter's rules of thumb (Inference Engineering, chapter 2, sections 2.3 and 2.3.2), kept in code so
+# that pages quote them from one place; tests check them against the presets in `MODELS` and the pass counts.
+TYPICAL_STEPS = (30, 50)  # "30 to 50 steps" for a full (not distilled) denoising schedule
+FEW_STEP_MAX_STEPS = 8  # few-step models finish in "eight steps or fewer"
+FEW_STEP_SPEEDUP = (0.80, 0.90)  # and run "80 to 90 percent faster" than the full schedule
 
 
 def latent_frames(frames, temporal=1) -> int:
@@ -141,10 +151,18 @@ class DiffusionModel:
     default_size: tuple  # (width, height) in pixels
     default_frames: int
     source: str
+    fps: int | None = None  # playback frame rate of a video model's clips (None for image models)
 
     @property
     def costed(self) -> bool:
         return self.n_layers is not None
+
+    @property
+    def clip_seconds(self) -> float:
+        """Length of a default clip in seconds: default_frames / fps (video models only)."""
+        if self.fps is None:
+            raise ValueError(f"{self.name} makes images: it has no clip length")
+        return self.default_frames / self.fps
 
     def tokens(self, width=None, height=None, frames=None) -> int:
         width = self.default_size[0] if width is None else width
@@ -195,17 +213,18 @@ MODELS = {
     # arXiv:2503.20314, and github.com/Wan-Video/Wan2.1 (wan/configs): Wan-VAE compresses 4x in time and
     # 8x in space (vae_stride (4, 8, 8)) into 16 channels; patch (1, 2, 2); 14B: dim 5120, 40 layers;
     # umT5-XXL text encoder (its BF16 encoder checkpoint is 11.4 GB: about 5.7B parameters), 512 text
-    # tokens; 81 frames, 50 sampling steps with CFG (scale 5).
+    # tokens; 81 frames played at 16 fps (wan/configs/shared_config.py: sample_fps = 16), 50 sampling
+    # steps with CFG (scale 5).
     "Wan2.1-T2V-14B": DiffusionModel(
         "Wan2.1-T2V-14B", "video", "DiT", 14e9, "umT5-XXL encoder", 5.7e9, 512,
         8, 4, 16, (1, 2, 2), 40, 5120, 50, True, (1280, 720), 81,
-        "https://arxiv.org/abs/2503.20314 ; https://github.com/Wan-Video/Wan2.1",
+        "https://arxiv.org/abs/2503.20314 ; https://github.com/Wan-Video/Wan2.1", fps=16,
     ),
     # Wan 2.1 1.3B: dim 1536, 30 layers, same VAE and patching; 480p (832x480) is its native size.
     "Wan2.1-T2V-1.3B": DiffusionModel(
         "Wan2.1-T2V-1.3B", "video", "DiT", 1.3e9, "umT5-XXL encoder", 5.7e9, 512,
         8, 4, 16, (1, 2, 2), 30, 1536, 50, True, (832, 480), 81,
-        "https://arxiv.org/abs/2503.20314 ; https://github.com/Wan-Video/Wan2.1",
+        "https://arxiv.org/abs/2503.20314 ; https://github.com/Wan-Video/Wan2.1", fps=16,
     ),
 }
 
