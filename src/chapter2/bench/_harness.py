@@ -135,10 +135,23 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "device"
 
 
-def write_result(out_dir, suite: str, device: str, config: dict, results: list, summary: dict) -> Path:
-    """Write one run as JSON; returns the path."""
+def copy_bandwidth(nbytes: int, reps: int) -> dict:
+    """Bytes/s of numpy.copyto between two float32 arrays of `nbytes` each (read + write counted)."""
+    import numpy as np
+
+    n = max(1, nbytes // 4)
+    src = np.ones(n, np.float32)  # written once, so every page is mapped before timing
+    dst = np.zeros(n, np.float32)
+    timing = time_cpu(lambda: np.copyto(dst, src), reps=max(reps, 3))
+    moved = 2 * src.nbytes
+    return {"array_bytes": src.nbytes, "bytes_moved": moved, **timing, "bytes_per_s": moved / timing["median_s"]}
+
+
+def write_result(out_dir, suite: str, device: str, config: dict, results: list, summary: dict,
+                 extra: dict | None = None) -> Path:
+    """Write one run as JSON (plus `extra` top-level keys, e.g. a copy bandwidth measured in the run); returns the path."""
     doc = {"schema": SCHEMA, "suite": suite, "provenance": provenance(device), "config": config,
-           "results": results, "summary": summary}
+           "results": results, "summary": summary, **(extra or {})}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -153,4 +166,4 @@ def write_result(out_dir, suite: str, device: str, config: dict, results: list, 
 
 
 __all__ = ["provenance", "device_info", "git_commit", "catalog_gpu", "catalog_peaks", "time_cpu", "time_cuda",
-           "write_result", "slug"]
+           "copy_bandwidth", "write_result", "slug"]

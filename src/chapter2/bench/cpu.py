@@ -19,7 +19,7 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
-from ._harness import time_cpu, write_result
+from ._harness import copy_bandwidth, time_cpu, write_result
 
 FULL_SHAPES = [(1, 4, n, 64) for n in (512, 1024, 2048)]
 QUICK_SHAPES = [(1, 2, 64, 32), (1, 2, 128, 32)]
@@ -110,4 +110,7 @@ def run(out_dir, *, quick: bool = False, shapes=None, reps: int | None = None) -
         "max_err_vs_float64": max(max(r["max_err_vs_float64"].values()) for r in results),
     }
     config = {"shapes": [list(s) for s in shapes], "reps": reps, "block": BLOCK, "quick": quick}
-    return write_result(out_dir, "cpu-attention", "cpu", config, results, summary)
+    # the memory roof, measured in the same run as the matmul rate (the compute roof)
+    copy = {"large": copy_bandwidth((16 if quick else 256) * 2**20, reps)}
+    print(f"cpu  numpy copy bandwidth {copy['large']['bytes_per_s'] / 1e9:.1f} GB/s", flush=True)
+    return write_result(out_dir, "cpu-attention", "cpu", config, results, summary, extra={"copy": copy})

@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from . import SCHEMA
-from ._harness import provenance, slug, time_cpu
+from ._harness import copy_bandwidth, provenance, slug, time_cpu
 
 SUITE = "cpu-tiny-lm"
 DEFAULTS = dict(prompt_tokens=(16, 64, 112), decode_steps=16, copy_mib=256, reps=3)
@@ -100,18 +100,6 @@ def decode_bytes(model, cache_length_after: int) -> int:
 
 # -----------------------------------------------------------------------------
 # measurements
-
-
-def copy_bandwidth(nbytes: int, reps: int) -> dict:
-    """Bytes/s of numpy.copyto between two float32 arrays of `nbytes` each (read + write counted)."""
-    import numpy as np
-
-    n = max(1, nbytes // 4)
-    src = np.ones(n, np.float32)  # written once, so every page is mapped before timing
-    dst = np.zeros(n, np.float32)
-    timing = time_cpu(lambda: np.copyto(dst, src), reps=max(reps, 3))
-    moved = 2 * src.nbytes
-    return {"array_bytes": src.nbytes, "bytes_moved": moved, **timing, "bytes_per_s": moved / timing["median_s"]}
 
 
 def check_decode(model, ids) -> float:
