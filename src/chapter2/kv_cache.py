@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import float_array, positive_int
-from .attention import _check_qkv, _compute_dtype, _scale
+from .attention import attention
 
 __all__ = ["KVCache", "decode_attention"]
 
@@ -118,18 +118,10 @@ def decode_attention(q, k_cache, v_cache, *, window: int | None = None, scale=No
     attention. Equals `attention(q, k_cache, v_cache, causal=True, window=window)`.
     Work is O(N d) per step (O(w d) with a window).
     """
-    q, k_cache, v_cache, group = _check_qkv(q, k_cache, v_cache)
-    b, h_q, n_q, d = q.shape
-    if n_q != 1:
+    q, k_cache, v_cache = (float_array(n, a, ndim=4) for n, a in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)))
+    if q.shape[2] != 1:
         raise ValueError(f"decode_attention takes one query per sequence, q must be (B, H_q, 1, d), got {q.shape}")
     if window is not None:
         window = positive_int("window", window)
         k_cache, v_cache = k_cache[:, :, -window:], v_cache[:, :, -window:]  # only the last w keys are visible
-    h_kv = k_cache.shape[1]
-    dtype = _compute_dtype(q, k_cache, v_cache)
-    qg = q.astype(dtype).reshape(b, h_kv, group, d)  # (B, H_kv, G, d)
-    scores = np.einsum("bhgd,bhnd->bhgn", qg, k_cache.astype(dtype)) * dtype.type(_scale(scale, d))  # (B, H_kv, G, N)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights /= weights.sum(axis=-1, keepdims=True)
-    out = np.einsum("bhgn,bhnd->bhgd", weights, v_cache.astype(dtype))  # (B, H_kv, G, d_v)
-    return out.reshape(b, h_q, 1, v_cache.shape[-1])
+    return attention(q, k_cache, v_cache, causal=True, scale=scale)  # the one query sees every key left

@@ -107,15 +107,15 @@ def _check_k(k, n_experts: int) -> int:
     return k
 
 
-def route(router_logits, k: int, *, normalize: bool = True) -> Routing:
+def route(router_logits, k: int, *, normalize: bool = True, dtype=np.float64) -> Routing:
     """Top-k gating: softmax over all experts, keep the k largest, optionally renormalize.
 
     router_logits (T, E). Ties go to the lower expert index. normalize=True gives
     Qwen3-MoE with norm_topk_prob=True and Mixtral (their kept weights sum to 1);
     normalize=False keeps the raw softmax probabilities (the default of transformers' Qwen3MoeConfig).
-    Computed in float64.
+    Computed in `dtype` (float64 here; the numpy transformer passes float32 as transformers does).
     """
-    logits = float_array("router_logits", router_logits, ndim=2).astype(np.float64)
+    logits = float_array("router_logits", router_logits, ndim=2).astype(dtype)
     if not np.isfinite(logits).all():
         raise ValueError("router_logits must be finite")
     if logits.shape[1] == 0:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import moe
 from .._checks import float_array, positive_int
 from ..activations import silu, swiglu
 from .cache import KVCache
@@ -109,7 +110,7 @@ def swiglu_mlp(x: np.ndarray, gate: np.ndarray, up: np.ndarray, down: np.ndarray
 
 
 def route(router_logits: np.ndarray, top_k: int, norm_topk_prob: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The top-k router: (expert ids (N, k), weights (N, k)).
+    """The top-k router: (expert ids (N, k), weights (N, k)), `chapter2.moe.route` in the model's terms.
 
     softmax over all experts (in float32 at least, as transformers does), keep
     the k largest probabilities; with
@@ -117,15 +118,9 @@ def route(router_logits: np.ndarray, top_k: int, norm_topk_prob: bool) -> tuple[
     per its config). Ties are broken towards the lower expert id.
     """
     router_logits = float_array("router_logits", router_logits, ndim=2)
-    top_k = positive_int("top_k", top_k)
-    if top_k > router_logits.shape[-1]:
-        raise ValueError(f"top_k must be at most the number of experts ({router_logits.shape[-1]}), got {top_k}")
-    probs = softmax(router_logits.astype(np.promote_types(router_logits.dtype, np.float32)))  # (N, E), >= float32
-    experts = np.argsort(-probs, axis=-1, kind="stable")[:, :top_k]  # (N, k)
-    weights = np.take_along_axis(probs, experts, axis=-1)  # (N, k)
-    if norm_topk_prob:
-        weights = weights / weights.sum(axis=-1, keepdims=True)
-    return experts, weights
+    routing = moe.route(router_logits, top_k, normalize=bool(norm_topk_prob),
+                        dtype=np.promote_types(router_logits.dtype, np.float32))  # (N, E) logits, >= float32
+    return routing.experts, routing.weights
 
 
 def moe_mlp(x: np.ndarray, router: np.ndarray, experts: list, top_k: int, norm_topk_prob: bool) -> np.ndarray:
