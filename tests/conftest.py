@@ -7,6 +7,7 @@ from CHAPTER2_SITE_DIR when a caller already built it). Browser tests need
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -74,9 +75,11 @@ def browser():
 class PageWatch:
     """A page plus everything it logged and every request it tried to make."""
 
-    def __init__(self, page, base):
-        self.page, self.base = page, base
-        self.console_errors, self.page_errors, self.requests, self.blocked = [], [], [], []
+    def __init__(self, context, base):
+        self.page, self.base = context.new_page(), base
+        self.requests, self.blocked = context.requests, context.blocked  # see local_only_context
+        self.console_errors, self.page_errors = [], []
+        page = self.page
         page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
         page.on("pageerror", lambda e: self.page_errors.append(str(e)))
 
@@ -90,23 +93,38 @@ class PageWatch:
         assert not self.blocked, f"requests left 127.0.0.1: {self.blocked}"
 
 
-@pytest.fixture
-def watched(browser, site_url):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    watch = None
+LOCAL = ("http://127.0.0.1", "data:", "blob:")
+
+
+@contextlib.contextmanager
+def local_only_context(browser, **options):
+    """A browser context whose requests may only reach 127.0.0.1.
+
+    Every request is listed in `.requests`; any that tried to leave is aborted
+    and listed in `.blocked` (also those a route handler never sees).
+    """
+    context = browser.new_context(**options)
+    context.requests, context.blocked = [], []
 
     def route(r):
         url = r.request.url
-        watch.requests.append(url)
-        if url.startswith(("http://127.0.0.1", "data:", "blob:")):
+        context.requests.append(url)
+        if url.startswith(LOCAL):
             r.continue_()
         else:
-            watch.blocked.append(url)
+            context.blocked.append(url)
             r.abort()
 
-    page = context.new_page()
-    watch = PageWatch(page, site_url)
     context.route("**/*", route)
-    context.on("request", lambda req: None if req.url.startswith(("http://127.0.0.1", "data:", "blob:")) or req.url in watch.blocked else watch.blocked.append(req.url))
-    yield watch
-    context.close()
+    context.on("request", lambda req: None if req.url.startswith(LOCAL) or req.url in context.blocked
+               else context.blocked.append(req.url))
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def watched(browser, site_url):
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
+        yield PageWatch(context, site_url)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import local_only_context
+
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -67,24 +69,14 @@ def _slug(path: str) -> str:
 
 @contextmanager
 def _context(browser, site_url, **options):
-    """A browser context whose requests may only go to the site; `.blocked` lists any that tried to leave."""
+    """A local-only browser context (see conftest) that also collects page errors in `.errors`."""
     inert = options.pop("inert_worker", False)
-    context = browser.new_context(**options)
-    context.blocked, context.errors = [], []
-
-    def route(r):
-        if r.request.url.startswith(("http://127.0.0.1", "data:", "blob:")):
-            r.continue_()
-        else:
-            context.blocked.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    if inert:
-        context.add_init_script(INERT_WORKER)
-    context.base = site_url
-    yield context
-    context.close()
+    with local_only_context(browser, **options) as context:
+        context.errors = []
+        if inert:
+            context.add_init_script(INERT_WORKER)
+        context.base = site_url
+        yield context
 
 
 def _open(context, path: str):
