@@ -17,19 +17,17 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mkdocs.exceptions import PluginError  # noqa: E402
-from mkdocs.structure.files import File  # noqa: E402
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File
 
-import csp  # noqa: E402
-import directives  # noqa: E402
-import pyodide_files  # noqa: E402
-import wheel  # noqa: E402
+import csp
+import directives
+import pyodide_files
+import wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 _state: dict = {}

@@ -1,57 +1,38 @@
-"""The chapter map: one branch per section, one leaf per idea to remember.
+"""Render the chapter map (content: `chapter2.pages.chapter_map`) as mermaid plus a nested list.
 
-Rendered by the `<!-- chapter-map -->` directive as a mermaid diagram (vendored
-mermaid, links on every node) plus the same map as a nested list, the text
-alternative. Sections whose page is not in the site are left out, so the map
-only ever shows what exists.
+The list is the text alternative of the diagram. Leaves that belong to one idea
+across sections are linked by a dotted edge in the diagram and a "see also" in
+the list.
 """
 
 from __future__ import annotations
 
-# (section title, page, [(leaf text, anchor on that page), ...])
-SECTIONS = [
-    ("2.1 Neural networks", "neural-networks.md", [
-        ("Layers are matmuls: 2·m·k·n operations", "211-linear-layers-and-matmul"),
-        ("Activations keep stacked layers from collapsing", "212-activation-functions"),
-    ]),
-    ("2.2 LLM inference", "llm-inference.md", [
-        ("Prefill reads the prompt in parallel; decode makes one token per step", "prefill-and-decode"),
-        ("Sampling: bias, temperature, top-k, top-p", "sampling"),
-        ("Attention reads every earlier token, so cache K and V", "223-attention"),
-        ("MoE: {{ py: f\"{models.load_config('Qwen3-235B-A22B').params().active / 1e9:.0f}B of {models.load_config('Qwen3-235B-A22B').params().total / 1e9:.0f}B\" }} parameters active per token", "224-mixture-of-experts"),
-    ]),
-    ("2.3 Image generation", "image-generation.md", [
-        ("Guidance doubles the passes: 50 steps, {{ py: diffusion.denoiser_passes(50, guidance=True) }} passes", "classifier-free-guidance"),
-        ("Few-step models: 8 steps or fewer, {{ py: f'{100 * diffusion.few_step_saving(few_steps=8, few_guidance=True):.0f}' }} % less work", "232-and-233-few-step-models-and-video"),
-    ]),
-    ("2.4 Bottlenecks", "bottlenecks.md", [
-        ("Ops:byte of the GPU vs arithmetic intensity", "241-opsbyte-and-arithmetic-intensity"),
-        ("Prefill is compute bound, decode memory bound", "242-llm-bottlenecks"),
-    ]),
-    ("2.5 Optimizing attention", "attention.md", [
-        ("FlashAttention: same result, no N×N matrix in memory", "flashattention"),
-        ("Sliding window: N·w instead of N²", "sliding-window-attention"),
-        ("State-space models and hybrids scale linearly", "state-space-models-and-hybrids"),
-    ]),
-]
+from chapter2.pages import chapter_map
 
 
 def render(existing_pages: set[str], from_page: str, leaf_text=lambda text: text) -> str:
-    """Mermaid flowchart + nested list; `leaf_text` evaluates the `{{ py: }}` numbers in leaves."""
+    """Markdown: a mermaid flowchart and the same map as a list; `leaf_text` expands the leaves' facts."""
     prefix = "../" * from_page.count("/")
-    sections = [s for s in SECTIONS if s[1] in existing_pages]
+    sections = chapter_map.sections(existing_pages)
+    texts = [[leaf_text(leaf.text) for leaf in s.leaves] for s in sections]
     lines = ["```mermaid", "flowchart LR", '  ch2["Chapter 2 · Models"]']
     clicks = []
-    for i, (title, page, leaves) in enumerate(sections):
-        url = prefix + page.removesuffix(".md") + "/"
-        lines.append(f'  ch2 --> s{i}["{title}"]')
-        clicks.append(f'  click s{i} "{url}" "{title}"')
-        for j, (leaf, anchor) in enumerate(leaves):
-            leaf = leaf_text(leaf)
-            lines.append(f'  s{i} --> s{i}l{j}["{leaf}"]')
-            clicks.append(f'  click s{i}l{j} "{url}#{anchor}" "{leaf}"')
+    for i, s in enumerate(sections):
+        url = prefix + s.page.removesuffix(".md") + "/"
+        lines.append(f'  ch2 --> s{i}["{s.title}"]')
+        clicks.append(f'  click s{i} "{url}" "{s.title}"')
+        for j, leaf in enumerate(s.leaves):
+            lines.append(f'  s{i} --> s{i}l{j}["{texts[i][j]}"]')
+            clicks.append(f'  click s{i}l{j} "{url}#{leaf.anchor}" "{texts[i][j]}"')
+    links = chapter_map.idea_links(existing_pages)
+    lines += [f"  s{a}l{b} -.- s{c}l{d}" for (a, b), (c, d) in links]
     lines += clicks + ["```", "", "The same map as text:", ""]
-    for title, page, leaves in sections:
-        lines.append(f"- [{title}]({prefix}{page})")
-        lines += [f"    - [{leaf_text(leaf)}]({prefix}{page}#{anchor})" for leaf, anchor in leaves]
+    for i, s in enumerate(sections):
+        lines.append(f"- [{s.title}]({prefix}{s.page})")
+        for j, leaf in enumerate(s.leaves):
+            related = [(c, d) for (a, b), (c, d) in links if (a, b) == (i, j)]
+            related += [(a, b) for (a, b), (c, d) in links if (c, d) == (i, j)]
+            see = "".join(f" (see also: [{texts[c][d]}]({prefix}{sections[c].page}#{sections[c].leaves[d].anchor}))"
+                          for c, d in related)
+            lines.append(f"    - [{texts[i][j]}]({prefix}{s.page}#{leaf.anchor}){see}")
     return "\n".join(lines) + "\n"

@@ -3,67 +3,89 @@
     <!-- calculator: NAME -->   a calculator form with its default results
     <!-- snippet: NAME -->      snippets/NAME.py, highlighted, runnable, with its CPython output
     <!-- figure: NAME -->       a build-time figure with its text alternative
-    <!-- chapter-map -->        the chapter map (docs/hooks/chapter_map.py), sections that exist only
-    <!-- recall-cards -->       the recall check (docs/hooks/recall.py), sections that exist only
-    {{ py: EXPR }}              str(EXPR), evaluated with every chapter2 module in scope
+    <!-- chapter-map -->        the chapter map (content: chapter2.pages.chapter_map)
+    <!-- recall-cards -->       the recall check (content: each section's CARDS in chapter2.pages)
+    {{ fact: SECTION.NAME }}    a named fact of the page layer (chapter2.pages), formatted there
 
-Every result shown before the browser's Python starts is computed here by the
-same code the browser runs later.
+This module only looks names up and renders them: pages never compute. A
+missing fact, or any other `{{ ... }}` left in a page, fails the build with the
+page and the name.
 """
 
 from __future__ import annotations
 
 import contextlib
 import html
-import importlib
 import io
 import math
-import pkgutil
 import re
 import runpy
 import traceback
 from pathlib import Path
 
-import chapter2
 import chapter_map
 import recall
-from chapter2 import calculators
+
+from chapter2 import calculators, pages
 
 DIRECTIVE = re.compile(r"^[ \t]*<!--\s*(calculator|snippet|figure):\s*([\w.-]+)\s*-->[ \t]*$", re.M)
 CHAPTER_MAP = re.compile(r"^[ \t]*<!--\s*chapter-map\s*-->[ \t]*$", re.M)
 RECALL_CARDS = re.compile(r"^[ \t]*<!--\s*recall-cards\s*-->[ \t]*$", re.M)
-INLINE_PY = re.compile(r"\{\{\s*py:\s*(.+?)\s*\}\}", re.S)
+LEFTOVER = re.compile(r"\{\{.*?\}\}", re.S)
 
 
 class DirectiveError(RuntimeError):
     pass
 
 
-def namespace() -> dict:
-    """chapter2's modules by short name (activations, linear, roofline, ...) plus `fmt` and `chapter2`."""
+def fact_text(name: str, page_path: str) -> str:
+    """The page text of fact `name`; an unknown name is a DirectiveError naming the page."""
+    try:
+        return pages.text(name)
+    except pages.UnknownFact as err:
+        raise DirectiveError(f"{page_path}: {err}") from err
+
+
+def expand_facts(text: str, page_path: str) -> str:
+    """Replace every `{{ fact: NAME }}`; anything else between double braces is an error."""
+    text = pages.FACT_REF.sub(lambda m: fact_text(m.group(1), page_path), text)
+    text = _legacy_py(text, page_path)  # MIGRATION ONLY: removed once every page names facts
+    leftover = LEFTOVER.search(text)
+    if leftover:
+        raise DirectiveError(f"{page_path}: {leftover.group(0)!r} is not a fact reference; "
+                             "pages name facts as {{ fact: SECTION.NAME }} and never compute")
+    return text
+
+
+_LEGACY = re.compile(r"\{\{\s*py:\s*(.+?)\s*\}\}", re.S)
+
+
+def _legacy_py(text, page_path):  # MIGRATION ONLY
+    import importlib
+    import pkgutil
+
+    import chapter2
+    if not _LEGACY.search(text):
+        return text
     ns = {"chapter2": chapter2}
     for module in pkgutil.iter_modules(chapter2.__path__):
-        if module.name.startswith("_") or module.name in {"kernels", "bench", "figures"}:
+        if module.name.startswith("_") or module.name in {"kernels", "bench", "figures", "pages"}:
             continue
         ns[module.name] = importlib.import_module(f"chapter2.{module.name}")
     ns["fmt"] = ns["format"]
-    return ns
+    return _LEGACY.sub(lambda m: str(eval(m.group(1), dict(ns))), text)  # noqa: S307
 
 
 def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict, pages: set[str] | None = None) -> str:
     if not page_path.endswith(".md"):
         return markdown  # notebooks (docs/notebooks/*.py): mkdocs-jupyter renders them, not Markdown
-    if RECALL_CARDS.search(markdown):  # first, so the cards' {{ py: }} numbers go through the inline pass below
-        markdown = RECALL_CARDS.sub(lambda m: recall.render(pages or set(), page_path), markdown)
-    ns = None
-
-    def inline(match):
-        nonlocal ns
-        ns = ns or namespace()
-        try:
-            return str(eval(match.group(1), dict(ns)))  # noqa: S307 - our own pages, at build time
-        except Exception as err:
-            raise DirectiveError(f"{page_path}: {{{{ py: {match.group(1)} }}}} failed: {err!r}") from err
+    existing = pages or set()
+    if RECALL_CARDS.search(markdown):  # first, so the cards' facts go through the fact pass below
+        markdown = RECALL_CARDS.sub(lambda m: recall.render(existing, page_path), markdown)
+    if CHAPTER_MAP.search(markdown):
+        markdown = CHAPTER_MAP.sub(lambda m: chapter_map.render(existing, page_path, lambda t: expand_facts(t, page_path)),
+                                   markdown)
+    markdown = _outside_code(markdown, lambda text: expand_facts(text, page_path))
 
     def block(match):
         kind, name = match.group(1), match.group(2)
@@ -73,16 +95,12 @@ def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict, pa
             return render_snippet(name, root, snippet_cache)
         return render_figure(name, page_path)
 
-    markdown = _outside_code(markdown, lambda text: INLINE_PY.sub(inline, text))
-    if CHAPTER_MAP.search(markdown):
-        leaf_text = lambda text: INLINE_PY.sub(inline, text)  # noqa: E731  (leaves quote numbers from code too)
-        markdown = CHAPTER_MAP.sub(lambda m: chapter_map.render(pages or set(), page_path, leaf_text), markdown)
     return DIRECTIVE.sub(block, markdown)
 
 
 def _outside_code(markdown: str, fn) -> str:
-    """Apply fn to the text outside fenced code blocks (so code can show `{{ py: }}` literally)."""
-    parts = re.split(r"(^```.*?^```[ \t]*$)", markdown, flags=re.M | re.S)
+    """Apply fn to the text outside fenced code blocks and inline code spans (code shows braces literally)."""
+    parts = re.split(r"(^(?:```|~~~).*?^(?:```|~~~)[ \t]*$|`[^`\n]+`)", markdown, flags=re.M | re.S)
     return "".join(part if i % 2 else fn(part) for i, part in enumerate(parts))
 
 

@@ -1,20 +1,62 @@
-"""Human-readable numbers for pages and calculators (one place, so the site is consistent)."""
+"""How numbers are shown: the one formatting module of the site and the calculators.
+
+Domain modules (attention, hardware, diffusion, ...) return plain numbers and
+dataclasses. The page layer (`chapter2.pages`) wraps the numbers a page shows
+in the value types below; each keeps the exact `.value` (what tests assert)
+and knows its own text (what the page prints). One rule for significant
+digits applies everywhere:
+
+- `sig(x, digits)` rounds to `digits` significant digits (3 by default) but
+  never hides the integer part: 295.3 -> "295", 4237.1 -> "4,237",
+  0.012345 -> "0.0123", 1.0 -> "1". Trailing zeros are dropped, so there is
+  no false precision ("295.3000").
+- Integers are exact, with thousands separators: 1,365.
+- SI prefixes (k, M, G, T, P, E) for FLOPs and bytes, 3 significant digits.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 _SI = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
+def _finite_or_text(value: float) -> str | None:
+    if not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return None
+
+
+def sig(value: float, digits: int = 3) -> str:
+    """`value` with `digits` significant digits, thousands separators, no trailing zeros.
+
+    The integer part is always shown in full (4237.1 with 3 digits is "4,237",
+    not "4.24e+03"); digits after the point only as far as `digits` asks.
+    """
+    bad = _finite_or_text(float(value))
+    if bad is not None:
+        return bad
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(0, digits - 1 - magnitude)
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in {"-0", ""} else text
+
+
 def si(value: float, unit: str = "", digits: int = 3) -> str:
     """1.23e12 -> '1.23 T' + unit; keeps `digits` significant digits."""
-    if not math.isfinite(value):
-        return "nan" if math.isnan(value) else "inf"
+    bad = _finite_or_text(float(value))
+    if bad is not None:
+        return bad
     for scale, prefix in _SI:
         if abs(value) >= scale:
-            return f"{value / scale:.{digits}g} {prefix}{unit}"
-    return f"{value:.{digits}g} {unit}".rstrip()
+            return f"{sig(value / scale, digits)} {prefix}{unit}"
+    return f"{sig(value, digits)} {unit}".rstrip()
 
 
 def nbytes(value: float, digits: int = 3) -> str:
@@ -23,7 +65,150 @@ def nbytes(value: float, digits: int = 3) -> str:
 
 
 def number(value: float, digits: int = 4) -> str:
-    """A plain number with `digits` significant digits."""
-    if not math.isfinite(value):
-        return "nan" if math.isnan(value) else "inf"
+    """A plain number with `digits` significant digits (Python's `g` format, used by calculators)."""
+    bad = _finite_or_text(float(value))
+    if bad is not None:
+        return bad
     return f"{value:.{digits}g}"
+
+
+# ------------------------------------------------------------------ page values
+class Shown:
+    """A value a page shows: `.value` is exact, `str()` is the page text."""
+
+    value: Any
+
+    def __str__(self) -> str:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Num(Shown):
+    """A number with `digits` significant digits (see `sig`), an optional unit after a space."""
+
+    value: float
+    digits: int = 3
+    unit: str = ""
+
+    def __str__(self) -> str:
+        text = sig(self.value, self.digits)
+        return f"{text} {self.unit}" if self.unit else text
+
+
+@dataclass(frozen=True)
+class Int(Shown):
+    """An exact integer with thousands separators: 1365 -> "1,365"."""
+
+    value: int
+    unit: str = ""
+
+    def __post_init__(self):
+        if int(self.value) != self.value:
+            raise ValueError(f"Int needs a whole number, got {self.value!r}")
+
+    def __str__(self) -> str:
+        text = f"{int(self.value):,}"
+        return f"{text} {self.unit}" if self.unit else text
+
+
+@dataclass(frozen=True)
+class Pct(Shown):
+    """A fraction shown as a percentage: Pct(0.4375) -> "44 %" (digits = significant digits)."""
+
+    value: float
+    digits: int = 2
+
+    def __str__(self) -> str:
+        pct = 100 * self.value
+        text = sig(pct, self.digits) if abs(pct) >= 1 else sig(pct, 1)
+        return f"{text} %"
+
+
+@dataclass(frozen=True)
+class SI(Shown):
+    """A quantity with an SI prefix: SI(1.23e12, "FLOP") -> "1.23 TFLOP"."""
+
+    value: float
+    unit: str = ""
+    digits: int = 3
+
+    def __str__(self) -> str:
+        return si(self.value, self.unit, self.digits)
+
+
+def Bytes(value: float, digits: int = 3) -> SI:  # noqa: N802 - reads like a type on a page
+    """Bytes with decimal prefixes: Bytes(16.06e9) -> "16.1 GB"."""
+    return SI(value, "B", digits)
+
+
+@dataclass(frozen=True)
+class Times(Shown):
+    """A ratio shown as a multiple: Times(2.0) -> "2×"."""
+
+    value: float
+    digits: int = 3
+
+    def __str__(self) -> str:
+        return f"{sig(self.value, self.digits)}×"
+
+
+@dataclass(frozen=True)
+class Text(Shown):
+    """Words (a model name, a verdict) that come from code."""
+
+    value: str
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class Table(Shown):
+    """A Markdown table. `align` is one of 'l'/'r' per column (default: first left, rest right)."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    align: str = ""
+
+    @property
+    def value(self) -> tuple[tuple[Any, ...], ...]:
+        return self.rows
+
+    def __post_init__(self):
+        for i, row in enumerate(self.rows):
+            if len(row) != len(self.header):
+                raise ValueError(f"Table row {i} has {len(row)} cells, the header has {len(self.header)}")
+
+    def __str__(self) -> str:
+        align = self.align or "l" + "r" * (len(self.header) - 1)
+        rule = {"l": "---", "r": "---:", "c": ":---:"}
+        lines = ["| " + " | ".join(self.header) + " |",
+                 "|" + "|".join(rule[a] for a in align) + "|"]
+        lines += ["| " + " | ".join(cell_text(c) for c in row) + " |" for row in self.rows]
+        return "\n".join(lines)
+
+
+def cell_text(cell: Any) -> str:
+    """A table cell: Shown values as themselves, ints with separators, floats by `sig`."""
+    if isinstance(cell, Shown):
+        return str(cell)
+    if isinstance(cell, bool):
+        return "yes" if cell else "no"
+    if isinstance(cell, int):
+        return f"{cell:,}"
+    if isinstance(cell, float):
+        return sig(cell)
+    return str(cell)
+
+
+def show(value: Any) -> str:
+    """The page text of a fact's value. Only `Shown` values and plain strings are accepted:
+    a bare float would leave its digits to chance."""
+    if isinstance(value, Shown):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    raise TypeError(f"a page fact must return a chapter2.format value (Num, Int, Pct, SI, Times, Text, Table) "
+                    f"or str, got {type(value).__name__}: {value!r}")

@@ -1,0 +1,53 @@
+"""The one formatting rule: significant digits without false precision, exact integers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from chapter2 import format as fmt
+
+
+@pytest.mark.parametrize("value, digits, text", [
+    (295.3, 3, "295"), (4237.1, 3, "4,237"), (0.012345, 3, "0.0123"), (1.0, 3, "1"), (0.0, 3, "0"),
+    (62.04, 3, "62"), (61.96, 3, "62"), (3.35, 3, "3.35"), (-0.27846, 4, "-0.2785"), (12.0, 3, "12"),
+    (1365.3, 2, "1,365"), (0.5, 3, "0.5"), (989.4, 4, "989.4"), (0.00049, 2, "0.00049"),
+])
+def test_sig(value, digits, text):
+    assert fmt.sig(value, digits) == text
+
+
+def test_sig_non_finite():
+    assert fmt.sig(math.inf) == "inf" and fmt.sig(-math.inf) == "-inf" and fmt.sig(math.nan) == "nan"
+
+
+@pytest.mark.parametrize("value, unit, text", [
+    (1.23e12, "FLOP", "1.23 TFLOP"), (16.06e9, "B", "16.1 GB"), (33_554_432, "FLOP", "33.6 MFLOP"),
+    (512, "B", "512 B"), (1.5e15, "FLOP/s", "1.5 PFLOP/s"),
+])
+def test_si(value, unit, text):
+    assert fmt.si(value, unit) == text
+
+
+def test_value_types_keep_the_exact_value():
+    assert fmt.Num(295.27, 3).value == 295.27 and str(fmt.Num(295.27, 3)) == "295"
+    assert str(fmt.Num(3.35, 3, "TB/s")) == "3.35 TB/s"
+    assert str(fmt.Int(1365)) == "1,365" and str(fmt.Int(8, "GPUs")) == "8 GPUs"
+    assert str(fmt.Pct(0.4375)) == "44 %" and str(fmt.Pct(0.004)) == "0.4 %" and str(fmt.Pct(1.0)) == "100 %"
+    assert str(fmt.Times(2.0)) == "2×" and str(fmt.Bytes(16.06e9)) == "16.1 GB"
+    with pytest.raises(ValueError, match="whole number"):
+        fmt.Int(1.5)
+
+
+def test_table_markdown_and_row_check():
+    t = fmt.Table(("a", "b"), (("x", 1234), ("y", fmt.Pct(0.5))))
+    assert str(t).splitlines() == ["| a | b |", "|---|---:|", "| x | 1,234 |", "| y | 50 % |"]
+    with pytest.raises(ValueError, match="row 0 has 1 cells"):
+        fmt.Table(("a", "b"), (("x",),))
+
+
+def test_show_refuses_bare_floats():
+    with pytest.raises(TypeError, match="Num, Int, Pct"):
+        fmt.show(0.1)
+    assert fmt.show("words") == "words" and fmt.show(fmt.Int(3)) == "3"

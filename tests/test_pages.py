@@ -1,0 +1,105 @@
+"""The page layer's contract: pages name facts, facts are tested, map and cards quote the pages.
+
+Each section's numbers are pinned against independent computations in
+tests/test_pages_<section>.py; this file checks the wiring of all of them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from chapter2 import format as fmt
+from chapter2 import pages
+from chapter2.pages import chapter_map, fact_refs
+from chapter2.pages.recall import all_cards
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES_MD = sorted(DOCS.glob("*.md"))
+SECTIONS = chapter_map.sections()
+
+
+def _page_refs(path: Path) -> list[str]:
+    return fact_refs(path.read_text())
+
+
+def _all_refs() -> set[str]:
+    refs = {r for p in PAGES_MD for r in _page_refs(p)}
+    for s in SECTIONS:
+        refs |= {r for leaf in s.leaves for r in fact_refs(leaf.text)}
+        refs |= {r for card in s.cards for r in fact_refs(card.answer)}
+    return refs
+
+
+@pytest.mark.parametrize("path", PAGES_MD, ids=lambda p: p.name)
+def test_pages_only_name_facts(path):
+    """No expression, call or formatting in Markdown: the only double-brace form is {{ fact: NAME }}."""
+    text = path.read_text()
+    for m in re.finditer(r"\{\{(.*?)\}\}", text, re.S):
+        assert re.fullmatch(r"\s*fact:\s*[a-z_]+\.[a-z0-9_]+\s*", m.group(1)), f"{path.name}: {m.group(0)!r}"
+
+
+def test_every_reference_names_a_fact():
+    known = set(pages.names())
+    missing = sorted(_all_refs() - known)
+    assert not missing, f"pages, leaves or cards refer to unknown facts: {missing}"
+
+
+def test_every_fact_is_shown_somewhere():
+    unused = sorted(set(pages.names()) - _all_refs())
+    assert not unused, f"facts no page, leaf or card shows (delete them or show them): {unused}"
+
+
+@pytest.mark.parametrize("name", pages.names())
+def test_every_fact_renders_as_page_text(name):
+    value = pages.value(name)
+    assert isinstance(value, (fmt.Shown, str, int)), f"{name} returns {type(value).__name__}"
+    text = pages.text(name)
+    assert text and "nan" not in text.split() and "inf" not in text.split(), f"{name} shows {text!r}"
+    assert "{{" not in text
+
+
+def test_every_fact_has_a_unit_test():
+    """A fact is unit-tested when a tests/test_pages_*.py file names it (calls or asserts it)."""
+    tested = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_pages_*.py"))
+    untested = [n for n in pages.names() if not re.search(rf"\b{n.split('.', 1)[1]}\b", tested)]
+    assert not untested, f"facts without a test in tests/test_pages_*.py: {untested}"
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=lambda s: s.module)
+def test_leaves_and_cards_quote_facts_their_page_shows(section):
+    """The map, the cards and the pages cannot contradict each other: a number is one fact, shown on its page."""
+    shown = set(_page_refs(DOCS / section.page))
+    for item in [*section.leaves, *section.cards]:
+        text = getattr(item, "text", None) or item.answer
+        for ref in fact_refs(text):
+            assert ref in shown, f"{section.page}: {ref} is quoted by the map or a card but not shown on the page"
+
+
+def test_cards_have_unique_stable_ids():
+    ids = [c.id for _, c in all_cards()]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"[a-z0-9-]+", i) for i in ids), "ids are localStorage keys and HTML ids"
+
+
+def test_unknown_fact_names_the_section_and_what_it_defines():
+    with pytest.raises(pages.UnknownFact, match="neural_networks.nope.*defines"):
+        pages.value("neural_networks.nope")
+    with pytest.raises(TypeError, match="fact name"):
+        pages.value(42)
+
+
+def test_facts_need_a_docstring_and_a_section_module():
+    def undocumented():
+        return fmt.Int(1)
+
+    undocumented.__module__ = "chapter2.pages.neural_networks"
+    with pytest.raises(ValueError, match="docstring"):
+        pages.fact(undocumented)
+    undocumented.__doc__ = "documented"
+    undocumented.__module__ = "somewhere.else"
+    with pytest.raises(ValueError, match="not a section"):
+        pages.fact(undocumented)
