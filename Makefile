@@ -10,7 +10,7 @@ PORT ?= 8000
 # the package itself only asks for torch>=2.4 in its [torch] extra.
 TORCH_PIN ?= torch==2.13.0
 
-.PHONY: setup serve build test test-fast bench clean
+.PHONY: setup serve build lint test test-fast bench clean
 
 setup: .venv/.installed node_modules/.installed chromium
 
@@ -37,11 +37,18 @@ build: setup
 serve: setup
 	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs serve --strict -a $(HOST):$(PORT)
 
-test: setup
-	.venv/bin/python -m pytest -q
+# pytest-xdist: one worker per core; the site is built once per run and shared (tests/conftest.py)
+WORKERS ?= auto
 
-test-fast: setup
-	.venv/bin/python -m pytest -q -m "not browser"
+lint: setup
+	.venv/bin/ruff check .
+
+test: lint
+	.venv/bin/python -m pytest -q -n $(WORKERS)
+
+# the edit-test loop: everything but the browser and the slow tests (under a minute on 2 cores)
+test-fast: lint
+	.venv/bin/python -m pytest -q -n $(WORKERS) -m "not browser and not slow"
 
 bench: setup
 	.venv/bin/python -m chapter2.bench

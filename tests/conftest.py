@@ -8,6 +8,7 @@ from CHAPTER2_SITE_DIR when a caller already built it). Browser tests need
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import http.server
 import os
@@ -30,13 +31,20 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(scope="session")
 def site_dir(tmp_path_factory) -> Path:
+    """The site, built once per test run: under pytest-xdist the workers share one build (a file lock)."""
     given = os.environ.get("CHAPTER2_SITE_DIR")
     if given:
         return Path(given)
-    out = tmp_path_factory.mktemp("site")
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out, done = shared / "site", shared / "site.built"
+    with open(shared / "site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker builds; the others wait, then reuse it
+        if not done.exists():
+            proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+                                  cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+            assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
+            done.write_text("ok\n")
     return out
 
 

@@ -25,12 +25,14 @@ ORACLES = {
     "silu": (act.silu, lambda t: t / (1 + mpmath.exp(-t))),
     "swish_beta_2.5": (lambda x: act.swish(x, 2.5), lambda t: t / (1 + mpmath.exp(-2.5 * t))),
     "gelu": (act.gelu, lambda t: t / 2 * (1 + mpmath.erf(t / mpmath.sqrt(2)))),
-    "gelu_tanh": (lambda x: act.gelu(x, "tanh"), lambda t: t / 2 * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * (t + mpmath.mpf("0.044715") * t**3)))),
+    "gelu_tanh": (lambda x: act.gelu(x, "tanh"),
+                  lambda t: t / 2 * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * (t + mpmath.mpf("0.044715") * t**3)))),
     "silu_slope": (act.silu_slope, lambda t: mpmath.diff(lambda u: u / (1 + mpmath.exp(-u)), t)),
     "swish_slope_beta_0.5": (lambda x: act.swish_slope(x, 0.5), lambda t: mpmath.diff(lambda u: u / (1 + mpmath.exp(-0.5 * u)), t)),
     "gelu_slope": (act.gelu_slope, lambda t: mpmath.diff(lambda u: u / 2 * (1 + mpmath.erf(u / mpmath.sqrt(2))), t)),
     "gelu_tanh_slope": (lambda x: act.gelu_slope(x, "tanh"),
-                        lambda t: mpmath.diff(lambda u: u / 2 * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * (u + mpmath.mpf("0.044715") * u**3))), t)),
+                        lambda t: mpmath.diff(
+                            lambda u: u / 2 * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * (u + mpmath.mpf("0.044715") * u**3))), t)),
 }
 
 

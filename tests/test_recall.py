@@ -18,12 +18,26 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "hooks"))
 
-import chapter_map  # noqa: E402
 import directives  # noqa: E402
-import recall  # noqa: E402
+
+from chapter2.pages import chapter_map  # noqa: E402
+from chapter2.pages.recall import all_cards  # noqa: E402
 
 EXISTING = {p.relative_to(DOCS).as_posix() for p in DOCS.glob("*.md")}
-SECTION_PAGES = [page for _, page, _ in chapter_map.SECTIONS]
+SECTION_PAGES = [s.page for s in chapter_map.sections()]
+
+
+class _PagedCard:
+    """A card with the page of its section (the content lives in chapter2.pages, per section)."""
+
+    def __init__(self, page, card):
+        self.page, self.card = page, card
+
+    def __getattr__(self, name):
+        return getattr(self.card, name)
+
+
+CARDS = [_PagedCard(s.page, c) for s, c in all_cards()]
 
 
 def _render(pages) -> str:
@@ -40,20 +54,20 @@ def _answer_text(rendered: str, card_id: str) -> str:
 
 
 def test_cards_have_unique_stable_ids_and_belong_to_map_sections():
-    ids = [c.id for c in recall.CARDS]
+    ids = [c.id for c in CARDS]
     assert len(ids) == len(set(ids))
     assert all(re.fullmatch(r"[a-z0-9-]+", i) for i in ids), "ids are localStorage keys and HTML ids"
-    assert {c.page for c in recall.CARDS} <= set(SECTION_PAGES)
+    assert {c.page for c in CARDS} <= set(SECTION_PAGES)
 
 
 @pytest.mark.parametrize("page", SECTION_PAGES)
 def test_at_least_three_cards_per_section(page):
-    assert len([c for c in recall.CARDS if c.page == page]) >= 3
+    assert len([c for c in CARDS if c.page == page]) >= 3
 
 
-def test_every_card_anchor_is_a_leaf_anchor_or_heading_of_its_page():
+def test_every_card_anchor_points_into_its_own_page():
     """Anchors are checked for real in the built site below; here, the card points into its own section."""
-    for card in recall.CARDS:
+    for card in CARDS:
         assert card.anchor and "#" not in card.anchor and card.page.endswith(".md")
 
 
@@ -64,7 +78,7 @@ def test_only_sections_whose_page_exists_get_cards():
     some = {"neural-networks.md", "bottlenecks.md"}
     out = _render(some)
     shown = set(re.findall(r'data-recall-card="([\w-]+)"', out))
-    assert shown == {c.id for c in recall.CARDS if c.page in some}
+    assert shown == {c.id for c in CARDS if c.page in some}
     assert "2.1 Neural networks" in out and "2.4 Bottlenecks" in out and "2.2 LLM inference" not in out
     assert f'data-recall-total="{len(shown)}"' in out
     assert 'data-recall-card' not in _render(set())
@@ -74,15 +88,15 @@ def test_every_card_renders_with_all_sections_present():
     """All cards, including those of sections not written yet: a renamed function fails here, not at a later build."""
     out = _render(SECTION_PAGES)
     assert "{{" not in out and "}}" not in out
-    assert len(re.findall(r'data-recall-card="', out)) == len(recall.CARDS)
-    for card in recall.CARDS:
+    assert len(re.findall(r'data-recall-card="', out)) == len(CARDS)
+    for card in CARDS:
         answer = _answer_text(out, card.id)
         assert "Traceback" not in answer and "nan" not in answer.lower().split()
 
 
 def test_cards_are_buttons_controlling_labelled_regions():
     out = _render(EXISTING)
-    buttons = re.findall(r'<button type="button" class="c2-recall__toggle" id="([\w-]+)" aria-expanded="false" aria-controls="([\w-]+)">', out)
+    buttons = re.findall(r'<button type="button" class="c2-recall__toggle" id="([\w-]+)" aria-expanded="false"\s+aria-controls="([\w-]+)">', out)
     assert len(buttons) == len(re.findall(r"data-recall-card=", out)) > 0
     for q, a in buttons:
         region = re.search(rf'<div class="c2-recall__a" id="{a}" role="region" aria-labelledby="{q}" hidden markdown>', out)
@@ -121,13 +135,13 @@ def test_answers_quote_numbers_computed_by_the_code():
 
 
 # The inputs a question sets up (sizes, step counts, shares) and formula constants may be typed;
-# any other number in an answer must come from a {{ py: }} expression.
+# any other number in an answer must be a {{ fact: }} of its section page.
 TYPED_INPUTS = {"0", "1", "2", "8", "50", "90", "128", "1024", "4096", "4,096", "1,000"}
 
 
 def test_no_answer_types_a_computed_number():
-    for card in recall.CARDS:
-        text = re.sub(r"\{\{\s*py:.*?\}\}", " ", card.answer)
+    for card in CARDS:
+        text = re.sub(r"\{\{\s*fact:.*?\}\}", " ", card.answer)
         text = re.sub(r"Llama 3\.1 8B", " ", text)  # a model's name
         text = re.sub(r"`[^`]*`", " ", text)  # formulas in code spans
         text = re.sub(r"[A-Za-z]+[0-9][\w.-]*|[0-9.]+[A-Za-z]\w*", " ", text)  # names: Qwen3-235B-A22B, FP16, 8B
@@ -139,7 +153,7 @@ def test_no_answer_types_a_computed_number():
 
 
 def test_directives_leave_notebook_sources_alone():
-    source = 'x = "{{ py: 1 / 0 }}"\n<!-- recall-cards -->\n<!-- chapter-map -->\n'
+    source = 'x = "{{ fact: nowhere.nothing }}"\n<!-- recall-cards -->\n<!-- chapter-map -->\n'
     assert directives.expand(source, page_path="notebooks/example.py", root=ROOT, snippet_cache={}) == source
 
 
@@ -153,8 +167,8 @@ def _ids(site_dir: Path, page: str) -> set[str]:
 
 def test_every_map_leaf_and_card_link_lands_on_a_heading(site_dir):
     checked = 0
-    links = [(page, anchor) for _, page, leaves in chapter_map.SECTIONS for _, anchor in leaves]
-    links += [(c.page, c.anchor) for c in recall.CARDS]
+    links = [(s.page, leaf.anchor) for s in chapter_map.sections() for leaf in s.leaves]
+    links += [(c.page, c.anchor) for c in CARDS]
     for page, anchor in links:
         if page not in EXISTING:
             assert not (site_dir / page.removesuffix(".md")).exists()
@@ -167,7 +181,8 @@ def test_every_map_leaf_and_card_link_lands_on_a_heading(site_dir):
 @pytest.mark.parametrize("built", ["chapter-map/index.html", "recall/index.html", "index.html"])
 def test_summary_pages_list_only_existing_sections(site_dir, built):
     text = (site_dir / built).read_text()
-    for title, page, _ in chapter_map.SECTIONS:
+    for section in chapter_map.sections():
+        title, page = section.title, section.page
         slug = page.removesuffix(".md")
         present = f'href="{"../" * built.count("/")}{slug}/' in text
         assert present == (page in EXISTING), (built, title)
@@ -178,7 +193,7 @@ def test_recall_page_has_cards_with_answers_rendered_as_html(site_dir):
     sections = [page for page in SECTION_PAGES if page in EXISTING]
     cards = re.findall(r'data-recall-card="([\w-]+)"', text)
     assert len(cards) >= 3 * len(sections) and len(sections) >= 4
-    assert "{{ py:" not in text and "<!-- recall-cards -->" not in text
-    first = recall.CARDS[0]
+    assert "{{" not in text and "<!-- recall-cards -->" not in text
+    first = CARDS[0]
     assert html.escape(first.question) in text
     assert 'class="c2-recall__back"' in text

@@ -1,6 +1,5 @@
 """Two builds from the same commit produce identical figure files and an identical wheel."""
 
-import hashlib
 import subprocess
 import sys
 from pathlib import Path

@@ -126,7 +126,7 @@ def test_prefill_covers_the_prompt_and_the_cache_grows_by_one_token_per_step(loa
     assert len(steps) == n_steps + 1
     assert steps[0].phase == "prefill" and steps[0].input_ids == tuple(prompt_ids) and steps[0].input_text == prompt
     assert steps[0].cache_length == len(prompt_ids)
-    for before, step in zip(steps, steps[1:]):
+    for before, step in zip(steps, steps[1:], strict=False):
         assert step.phase == "decode"
         assert step.input_ids == (before.token,) and step.input_text == before.token_text
         assert step.cache_length == before.cache_length + 1

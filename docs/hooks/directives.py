@@ -124,7 +124,8 @@ def render_calculator(name: str) -> str:
 <dl class="c2-calc__outputs" aria-live="polite">
 {rows}
 </dl>
-<p class="c2-calc__status" data-calc-status>Results for the default inputs, computed when this site was built. Change an input to recompute in your browser.</p>
+<p class="c2-calc__status" data-calc-status>Results for the default inputs, computed when this site was built.
+Change an input to recompute in your browser.</p>
 </div>
 """
 
@@ -216,8 +217,12 @@ def render_snippet(name: str, root: Path, cache: dict) -> str:
 {source.rstrip()}
 {fence}
 
-<textarea class="c2-snippet__editor" data-snippet-source aria-label="Edit snippets/{e(name)}.py" spellcheck="false" hidden>{e(source)}</textarea>
-<div class="c2-snippet__bar"><button type="button" class="md-button md-button--primary" data-action="run">Run</button><button type="button" class="md-button" data-action="edit" aria-pressed="false">Edit</button><button type="button" class="md-button" data-action="reset">Reset</button><span class="c2-snippet__status" data-snippet-status role="status">Output below is from CPython at build time.</span></div>
+<textarea class="c2-snippet__editor" data-snippet-source aria-label="Edit snippets/{e(name)}.py" spellcheck="false"
+ hidden>{e(source)}</textarea>
+<div class="c2-snippet__bar"><button type="button" class="md-button md-button--primary" data-action="run">Run</button>
+<button type="button" class="md-button" data-action="edit" aria-pressed="false">Edit</button>
+<button type="button" class="md-button" data-action="reset">Reset</button>
+<span class="c2-snippet__status" data-snippet-status role="status">Output below is from CPython at build time.</span></div>
 <pre class="c2-snippet__output" data-snippet-output aria-live="polite" tabindex="0">{e(cache[name])}</pre>
 
 </div>

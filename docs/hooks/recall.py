@@ -33,7 +33,8 @@ def _card_html(card: Card, page: str, prefix: str, section: str) -> str:
     q, a = f"recall-{card.id}-q", f"recall-{card.id}-a"
     link = f"{prefix}{page}#{card.anchor}"
     return f"""<div class="c2-recall__card" role="listitem" data-recall-card="{card.id}" markdown>
-<p class="c2-recall__q"><button type="button" class="c2-recall__toggle" id="{q}" aria-expanded="false" aria-controls="{a}">{_inline_html(card.question)}</button></p>
+<p class="c2-recall__q"><button type="button" class="c2-recall__toggle" id="{q}" aria-expanded="false"
+ aria-controls="{a}">{_inline_html(card.question)}</button></p>
 <div class="c2-recall__a" id="{a}" role="region" aria-labelledby="{q}" hidden markdown>
 
 {card.answer}
@@ -55,10 +56,13 @@ def render(existing_pages: set[str], from_page: str) -> str:
     sections = list(_sections(existing_pages))
     total = sum(len(cards) for _, _, cards in sections)
     out = [f"""<div class="c2-recall" data-recall data-review-days="{REVIEW_AFTER_DAYS}" data-recall-total="{total}">
-<p class="c2-recall__status" data-recall-status role="status">{total} cards. Which ones you have seen is kept in this browser only, never sent anywhere.</p>
-<p class="c2-recall__tools"><button type="button" class="md-button c2-recall__reset" data-recall-reset hidden>Forget my progress</button></p>
+<p class="c2-recall__status" data-recall-status role="status">{total} cards.
+Which ones you have seen is kept in this browser only, never sent anywhere.</p>
+<p class="c2-recall__tools"><button type="button" class="md-button c2-recall__reset" data-recall-reset
+ hidden>Forget my progress</button></p>
 </div>
-<noscript><p>Without JavaScript every answer is shown below its question.</p><style>.c2-recall__a[hidden]{{display:block}}</style></noscript>
+<noscript><p>Without JavaScript every answer is shown below its question.</p>
+<style>.c2-recall__a[hidden]{{display:block}}</style></noscript>
 """]
     for title, page, cards in sections:
         out.append(f"\n### {title}\n")

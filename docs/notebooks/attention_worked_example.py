@@ -62,7 +62,7 @@ by_hand = [
 
 print(f"{'step':<15}{'read':>12}{'written':>12}"
       f"{'bytes':>13}{'operations':>15}")
-for (name, read, written, ops), step in zip(by_hand, cost.steps):
+for (name, read, written, ops), step in zip(by_hand, cost.steps, strict=True):
     library = (step.read_elements, step.write_elements, step.ops)
     assert (read, written, ops) == library, name
     print(f"{name:<15}{read:>12,}{written:>12,}"

@@ -82,18 +82,21 @@ def best_time(fn, repeats):
     return min(times)
 
 
-src = np.ones(16 * 2**20, dtype=np.float32)  # 64 MiB, more than the caches
-dst = np.empty_like(src)
-copy_s = best_time(lambda: np.copyto(dst, src), repeats=5)
-bandwidth = 2 * src.nbytes / copy_s  # bytes/s: one read + one write each
-del src, dst
+def copy_bandwidth() -> float:
+    """Bytes/s of a 64 MiB copy (more than the caches): one read + one write per byte."""
+    src = np.ones(16 * 2**20, dtype=np.float32)
+    dst = np.empty_like(src)
+    return 2 * src.nbytes / best_time(lambda: np.copyto(dst, src), repeats=5)
+
+
+bandwidth = copy_bandwidth()
 
 peak = 0.0
 for n in (256, 512, 1024):
     a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
     b = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
     a @ b  # warm up the BLAS threads
-    flops = 2 * n**3 / best_time(lambda: a @ b, repeats=5)
+    flops = 2 * n**3 / best_time(lambda a=a, b=b: a @ b, repeats=5)
     peak = max(peak, flops)  # FLOP/s
 ridge = peak / bandwidth
 

@@ -39,7 +39,6 @@ __all__ = [
     "latent_frames",
     "latent_tokens_image",
     "latent_tokens_video",
-    "latent_tokens",
     "attention_flops",
     "PassCost",
     "denoiser_pass",
@@ -339,23 +338,3 @@ def pipeline_cost(model, *, steps=None, guidance=None, width=None, height=None, 
     enc_bytes = m.text_encoder_params * _dtype_bytes("dtype", d)
     enc_time = max(enc_flops / peak, enc_bytes / bw)
     return PipelineCost(m, positive_int("steps", steps), guidance, passes, per_pass, enc_flops, pass_time, enc_time, n_gpus)
-
-
-def latent_table(models=("SDXL", "Qwen-Image", "FLUX.1-dev", "Wan2.1-T2V-1.3B", "Wan2.1-T2V-14B")) -> str:
-    """Pixels, latent values and tokens per model at its default size, as a Markdown table."""
-    rows = [
-        "| Model | Output | Pixel values | Latent shape (C, T, H, W) | Latent values | Tokens |",
-        "|---|---|---:|---|---:|---:|",
-    ]
-    for name in models:
-        m = get_model(name)
-        w, h = m.default_size
-        t = latent_frames(m.default_frames, m.vae_temporal)
-        lh, lw = h // m.vae_spatial, w // m.vae_spatial
-        output = f"{w}x{h}" + (f", {m.default_frames} frames" if m.kind == "video" else "")
-        tokens = f"{m.tokens():,}" if m.architecture != "UNet" else "n/a (UNet)"
-        rows.append(
-            f"| {m.name} | {output} | {3 * w * h * m.default_frames:,} | ({m.latent_channels}, {t}, {lh}, {lw}) "
-            f"| {m.latent_channels * t * lh * lw:,} | {tokens} |"
-        )
-    return "\n".join(rows)

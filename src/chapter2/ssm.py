@@ -297,7 +297,7 @@ class HybridConfig:
         """x, B and C go through the convolution (Mamba-2 layout)."""
         return self.ssm_inner + 2 * self.ssm_groups * self.ssm_state
 
-    def with_mix(self, attention_layers: int, ssm_layers: int) -> "HybridConfig":
+    def with_mix(self, attention_layers: int, ssm_layers: int) -> HybridConfig:
         """The same layer shapes with another number of attention and Mamba layers."""
         attention_layers = positive_int("attention_layers", attention_layers, allow_zero=True)
         ssm_layers = positive_int("ssm_layers", ssm_layers, allow_zero=True)
@@ -306,7 +306,7 @@ class HybridConfig:
         return replace(self, name=f"{self.name} shapes, {attention_layers} attention + {ssm_layers} Mamba",
                        attention_layers=attention_layers, ssm_layers=ssm_layers)
 
-    def with_attention_layers(self, attention_layers: int) -> "HybridConfig":
+    def with_attention_layers(self, attention_layers: int) -> HybridConfig:
         """The same stack with `attention_layers` of its mixing layers as attention, the rest Mamba."""
         total = self.mixing_layers
         attention_layers = positive_int("attention_layers", attention_layers, allow_zero=True)

@@ -291,7 +291,7 @@ class BPETokenizer:
         ranks = self.ranks
         while len(symbols) > 1:
             best_rank, best = None, None
-            for pair in zip(symbols, symbols[1:]):
+            for pair in zip(symbols, symbols[1:], strict=False):
                 rank = ranks.get(pair)
                 if rank is not None and (best_rank is None or rank < best_rank):
                     best_rank, best = rank, pair
@@ -363,7 +363,8 @@ def _check_supported(data: dict) -> None:
     problems = []
     if model.get("type") != "BPE":
         problems.append(f"model.type must be 'BPE', got {model.get('type')!r}")
-    if model.get("ignore_merges") or model.get("byte_fallback") or model.get("dropout") or model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
+    unsupported = ("ignore_merges", "byte_fallback", "dropout", "continuing_subword_prefix", "end_of_word_suffix")
+    if any(model.get(key) for key in unsupported):
         problems.append("model options ignore_merges/byte_fallback/dropout/subword affixes are not supported")
     if data.get("normalizer") is not None:
         problems.append(f"normalizer must be null, got {data['normalizer']!r}")

@@ -39,7 +39,7 @@ def _outputs(calc):
 
 
 def _normalise(outputs):
-    return {k: [[str(l), float(f"{float(v):.9g}")] for l, v in val] if isinstance(val, list) else val for k, val in outputs.items()}
+    return {k: [[str(lbl), float(f"{float(v):.9g}")] for lbl, v in val] if isinstance(val, list) else val for k, val in outputs.items()}
 
 
 def _changed_value(field):

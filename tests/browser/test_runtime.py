@@ -91,7 +91,7 @@ def test_bad_input_shows_inline_message_and_recovers(watched, field, bad):
     box.fill(bad)
     message = calc.locator("[data-calc-message]")
     message.wait_for(state="visible", timeout=PY_READY_MS)
-    assert field == json.loads(page.evaluate(f"(raw) => window.chapter2.calc('matmul_cost', raw).then(JSON.stringify)", {field: bad}))["field"]
+    assert field == json.loads(page.evaluate("(raw) => window.chapter2.calc('matmul_cost', raw).then(JSON.stringify)", {field: bad}))["field"]
     assert box.get_attribute("aria-invalid") == "true"
     assert "nan" not in " ".join(_outputs(calc).values()).lower()
     box.fill("4096")

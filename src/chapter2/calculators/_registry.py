@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any
+from collections.abc import Callable
 
 
 class FieldError(ValueError):
@@ -164,7 +165,7 @@ def _check_output(name, output, value):
         if not output.free_text and words & {"nan", "inf", "-inf", "infinity", "-infinity"}:
             raise FieldError(None, f"{output.label}: the result is not a finite number for these inputs")
     elif output.kind == "bars":
-        for label, v in value:
+        for _label, v in value:
             if not math.isfinite(v):
                 raise FieldError(None, f"{output.label}: the result is not finite for these inputs")
 

@@ -25,7 +25,7 @@ import functools
 import importlib
 import re
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from ..format import show
 

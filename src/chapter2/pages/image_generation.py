@@ -1,26 +1,377 @@
-"""Facts of section 2.3 Image generation (docs/image-generation.md)."""
+"""Facts of section 2.3, "Image generation" (docs/image-generation.md).
+
+The model sizes, defaults and latent shapes come from the presets in
+`chapter2.diffusion.MODELS` (each cites its paper, model card or config); the
+step counts the chapter gives as rules of thumb from `diffusion.TYPICAL_STEPS`,
+`FEW_STEP_MAX_STEPS` and `FEW_STEP_SPEEDUP`. Times are `diffusion.pipeline_cost`
+lower bounds at the peak throughput of the GPU below (BF16).
+"""
 
 from __future__ import annotations
 
-from . import Card, Leaf, fact  # noqa: F401
+from .. import diffusion
+from ..format import SI, Int, Num, Pct, Table, Text
+from . import Card, Leaf, fact
 
 PAGE = "image-generation.md"
 TITLE = "2.3 Image generation"
 
+GPU = "H100-SXM"  # the page's "an H100"
+EXAMPLE_SIZE = (1024, 1024)  # (width, height) of the Qwen-Image worked example
+NODE_GPUS = 8  # one server node, over which a video request is split
+LATENT_TABLE_MODELS = ("SDXL", "Qwen-Image", "FLUX.1-dev", "Wan2.1-T2V-1.3B", "Wan2.1-T2V-14B")
+
+QWEN = "Qwen-Image"
+WAN = "Wan2.1-T2V-14B"
+SCHNELL = "FLUX.1-schnell"
+
+
+def _duration(seconds: float) -> Num:
+    """A time in the unit a reader thinks in (µs, ms, s, min, h), 3 significant digits.
+
+    `.value` is in that unit (`.unit`): 0.178 s -> Num(178, unit="ms").
+    """
+    for limit, scale, unit in ((1e-3, 1e6, "µs"), (1.0, 1e3, "ms"), (120.0, 1.0, "s"), (7200.0, 1 / 60, "min")):
+        if seconds < limit:
+            return Num(seconds * scale, 3, unit)
+    return Num(seconds / 3600, 3, "h")
+
+
+def _size(width_height: tuple) -> Text:
+    """A (width, height) pair as the page writes it: "1024 × 1024"."""
+    return Text(" × ".join(str(p) for p in width_height))
+
+
+def _qwen_example() -> diffusion.PipelineCost:
+    """Qwen-Image at its default steps and guidance, at the worked example's size, on one GPU."""
+    width, height = EXAMPLE_SIZE
+    return diffusion.pipeline_cost(QWEN, width=width, height=height, gpu=GPU)
+
+
+def _wan(n_gpus: int = 1) -> diffusion.PipelineCost:
+    """Wan 2.1 14B's default clip (size, frames, steps, guidance), split evenly over `n_gpus` GPUs."""
+    return diffusion.pipeline_cost(WAN, gpu=GPU, n_gpus=n_gpus)
+
+
+def _few_step_saving(base_steps: int, few_steps: int, few_guidance: bool) -> float:
+    """Share of denoiser passes saved against `base_steps` guided steps."""
+    return diffusion.few_step_saving(base_steps, True, few_steps, few_guidance)
+
+
+# ------------------------------------------------------------------ steps and guidance
+@fact
+def typical_steps_min() -> Int:
+    """The low end of the chapter's "30 to 50 steps" for a full denoising schedule (`diffusion.TYPICAL_STEPS`)."""
+    return Int(diffusion.TYPICAL_STEPS[0])
+
+
+@fact
+def typical_steps_max() -> Int:
+    """The high end of the chapter's "30 to 50 steps" (`diffusion.TYPICAL_STEPS`)."""
+    return Int(diffusion.TYPICAL_STEPS[1])
+
+
+@fact
+def typical_max_guided_passes() -> Int:
+    """Denoiser passes of `typical_steps_max` steps with classifier-free guidance: steps × 2."""
+    return Int(diffusion.denoiser_passes(diffusion.TYPICAL_STEPS[1], True))
+
+
+@fact
+def few_step_model_names() -> Text:
+    """The presets in `diffusion.MODELS` whose default schedule is a few-step one (≤ `FEW_STEP_MAX_STEPS`)."""
+    return Text(", ".join(m.name for m in diffusion.MODELS.values()
+                          if m.default_steps <= diffusion.FEW_STEP_MAX_STEPS))
+
+
+@fact
+def full_schedule_default_steps() -> Text:
+    """The default step counts (model cards) of every other preset in `diffusion.MODELS`, e.g. "50"."""
+    steps = {m.default_steps for m in diffusion.MODELS.values() if m.default_steps > diffusion.FEW_STEP_MAX_STEPS}
+    return Text(" or ".join(str(s) for s in sorted(steps)))
+
+
+@fact
+def qwen_image_default_steps() -> Int:
+    """Qwen-Image's default number of steps (model card: 50, with true CFG)."""
+    return Int(diffusion.pipeline_cost(QWEN).steps)
+
+
+@fact
+def qwen_image_default_passes() -> Int:
+    """Denoiser passes of Qwen-Image's default schedule: its steps × 2 for guidance."""
+    return Int(diffusion.pipeline_cost(QWEN).passes)
+
+
+@fact
+def qwen_image_example_size() -> Text:
+    """The worked example's image size in pixels, width × height."""
+    return _size(EXAMPLE_SIZE)
+
+
+@fact
+def qwen_image_example_pass_time() -> Num:
+    """Lower bound on one Qwen-Image denoiser pass at the example size on an H100 (BF16 peak)."""
+    return _duration(_qwen_example().pass_time)
+
+
+@fact
+def qwen_image_example_time() -> Num:
+    """Lower bound on a whole Qwen-Image request (text encoder + every pass) at the example size on an H100."""
+    return _duration(_qwen_example().time)
+
+
+@fact
+def qwen_image_example_text_encoder_time() -> Num:
+    """Lower bound on Qwen-Image's text encoder (Qwen2.5-VL, prompt and negative prompt) on an H100."""
+    return _duration(_qwen_example().text_encoder_time)
+
+
+# ------------------------------------------------------------------ architecture
+@fact
+def vae_spatial_factors() -> Text:
+    """How much the VAE shrinks each side of the image, over every preset in `diffusion.MODELS` (e.g. "8")."""
+    return Text(" or ".join(str(f) for f in sorted({m.vae_spatial for m in diffusion.MODELS.values()})))
+
+
+@fact
+def qwen_image_patch() -> Text:
+    """Qwen-Image's patch in latent pixels, height × width (transformer config `patch_size`)."""
+    return Text(" × ".join(str(p) for p in diffusion.MODELS[QWEN].patch[1:]))
+
+
+@fact
+def latent_table() -> Table:
+    """Pixels, latent shape, latent values and tokens of each pipeline at its default size (`diffusion.MODELS`).
+
+    Latent shape (channels, frames, height, width): frames after the causal video VAE
+    (`diffusion.latent_frames`), each side divided by the VAE's spatial factor. A UNet
+    takes no tokens.
+    """
+    rows = []
+    for name in LATENT_TABLE_MODELS:
+        m = diffusion.MODELS[name]
+        w, h = m.default_size
+        t = diffusion.latent_frames(m.default_frames, m.vae_temporal)
+        lh, lw = h // m.vae_spatial, w // m.vae_spatial
+        output = f"{w}x{h}" + (f", {m.default_frames} frames" if m.kind == "video" else "")
+        tokens = Int(m.tokens()) if m.architecture != "UNet" else Text("n/a (UNet)")
+        rows.append((Text(m.name), Text(output), Int(3 * w * h * m.default_frames),
+                     Text(f"({m.latent_channels}, {t}, {lh}, {lw})"), Int(m.latent_channels * t * lh * lw), tokens))
+    return Table(("Model", "Output", "Pixel values", "Latent shape (C, T, H, W)", "Latent values", "Tokens"),
+                 tuple(rows), align="llrlrr")
+
+
+@fact
+def sdxl_unet_params_billions() -> Num:
+    """SDXL's UNet parameters in billions (arXiv:2307.01952: 2.6B)."""
+    return Num(diffusion.MODELS["SDXL"].denoiser_params / 1e9, 2)
+
+
+@fact
+def qwen_image_text_encoder_params_billions() -> Num:
+    """Qwen-Image's text encoder (Qwen2.5-VL-7B) parameters in billions (arXiv:2508.02324)."""
+    return Num(diffusion.MODELS[QWEN].text_encoder_params / 1e9, 2)
+
+
+@fact
+def qwen_image_denoiser_params_billions() -> Num:
+    """Qwen-Image's MMDiT denoiser parameters in billions (arXiv:2508.02324: 20B)."""
+    return Num(diffusion.MODELS[QWEN].denoiser_params / 1e9, 2)
+
+
+@fact
+def qwen_image_blocks() -> Int:
+    """Transformer blocks of Qwen-Image's MMDiT (transformer/config.json `num_layers`)."""
+    return Int(diffusion.MODELS[QWEN].n_layers)
+
+
+@fact
+def qwen_image_example_tokens() -> Int:
+    """Latent tokens of one Qwen-Image image at the example size: (W ÷ 8 ÷ 2) × (H ÷ 8 ÷ 2)."""
+    return Int(_qwen_example().per_pass.tokens)
+
+
+@fact
+def qwen_image_example_pass_flops() -> SI:
+    """FLOPs of one Qwen-Image denoiser pass at the example size: 2·params·tokens + attention."""
+    return SI(_qwen_example().per_pass.flops, "FLOP")
+
+
+@fact
+def qwen_image_example_attention_share() -> Pct:
+    """Attention's share of the FLOPs of one Qwen-Image pass at the example size (4·layers·tokens²·width)."""
+    return Pct(_qwen_example().per_pass.attention_share)
+
+
+# ------------------------------------------------------------------ few-step models
+@fact
+def few_step_max_steps() -> Int:
+    """The chapter's bound for few-step models: "eight steps or fewer" (`diffusion.FEW_STEP_MAX_STEPS`)."""
+    return Int(diffusion.FEW_STEP_MAX_STEPS)
+
+
+@fact
+def few_step_guided_saving() -> Pct:
+    """Passes saved by `few_step_max_steps` guided steps against `typical_steps_max` guided steps."""
+    return Pct(_few_step_saving(diffusion.TYPICAL_STEPS[1], diffusion.FEW_STEP_MAX_STEPS, True))
+
+
+@fact
+def few_step_distilled_saving() -> Pct:
+    """Passes saved by `few_step_max_steps` steps with guidance distilled into one pass, against
+    `typical_steps_max` guided steps."""
+    return Pct(_few_step_saving(diffusion.TYPICAL_STEPS[1], diffusion.FEW_STEP_MAX_STEPS, False))
+
+
+@fact
+def flux_schnell_default_steps() -> Int:
+    """FLUX.1 [schnell]'s default steps (model card: 1 to 4, unguided)."""
+    return Int(diffusion.MODELS[SCHNELL].default_steps)
+
+
+@fact
+def flux_schnell_saving() -> Pct:
+    """Passes FLUX.1 [schnell]'s default unguided steps save against `typical_steps_max` guided steps."""
+    return Pct(_few_step_saving(diffusion.TYPICAL_STEPS[1], diffusion.MODELS[SCHNELL].default_steps, False))
+
+
+@fact
+def few_step_speedup_min_percent() -> Num:
+    """The low end, in percent, of the chapter's "80 to 90 percent faster" (`diffusion.FEW_STEP_SPEEDUP`)."""
+    return Num(100 * diffusion.FEW_STEP_SPEEDUP[0], 2)
+
+
+@fact
+def few_step_speedup_max_percent() -> Num:
+    """The high end, in percent, of the chapter's "80 to 90 percent faster" (`diffusion.FEW_STEP_SPEEDUP`)."""
+    return Num(100 * diffusion.FEW_STEP_SPEEDUP[1], 2)
+
+
+@fact
+def qwen_image_few_step_pass_saving() -> Pct:
+    """Passes saved by `few_step_max_steps` guided steps instead of Qwen-Image's default guided steps
+    (4 significant digits, to compare with the time saved)."""
+    return Pct(_few_step_saving(diffusion.pipeline_cost(QWEN).steps, diffusion.FEW_STEP_MAX_STEPS, True), 4)
+
+
+@fact
+def qwen_image_few_step_time_saving() -> Pct:
+    """Lower-bound time saved by `few_step_max_steps` guided steps instead of Qwen-Image's default, at its
+    default size on an H100: slightly less than the passes saved, because the text encoder still runs once."""
+    few = diffusion.pipeline_cost(QWEN, steps=diffusion.FEW_STEP_MAX_STEPS, gpu=GPU).time
+    return Pct(1 - few / diffusion.pipeline_cost(QWEN, gpu=GPU).time, 4)
+
+
+# ------------------------------------------------------------------ video
+@fact
+def wan_14b_vae_temporal() -> Int:
+    """How many frames Wan 2.1's VAE packs into one latent frame (config `vae_stride` (4, 8, 8))."""
+    return Int(diffusion.MODELS[WAN].vae_temporal)
+
+
+@fact
+def wan_14b_frames() -> Int:
+    """Frames of Wan 2.1 14B's default clip (81)."""
+    return Int(diffusion.MODELS[WAN].default_frames)
+
+
+@fact
+def wan_14b_clip_seconds() -> Num:
+    """Length of Wan 2.1 14B's default clip in seconds: frames ÷ fps."""
+    return Num(diffusion.MODELS[WAN].clip_seconds, 2)
+
+
+@fact
+def wan_14b_fps() -> Int:
+    """Playback frame rate of Wan 2.1's clips (wan/configs/shared_config.py `sample_fps`)."""
+    return Int(diffusion.MODELS[WAN].fps)
+
+
+@fact
+def wan_14b_size() -> Text:
+    """Wan 2.1 14B's default clip size in pixels, width × height (720p)."""
+    return _size(diffusion.MODELS[WAN].default_size)
+
+
+@fact
+def wan_14b_tokens() -> Int:
+    """Latent tokens of one Wan 2.1 14B pass over its default clip: latent frames × (H ÷ 16) × (W ÷ 16)."""
+    return Int(_wan().per_pass.tokens)
+
+
+@fact
+def qwen_image_default_size() -> Text:
+    """Qwen-Image's default (1:1) image size in pixels, width × height (model card)."""
+    return _size(diffusion.MODELS[QWEN].default_size)
+
+
+@fact
+def wan_14b_tokens_over_qwen_image() -> Num:
+    """How many times more tokens a Wan 2.1 14B pass sees than a Qwen-Image pass, both at default size."""
+    return Num(diffusion.denoiser_pass(WAN).tokens / diffusion.denoiser_pass(QWEN).tokens, 2)
+
+
+@fact
+def wan_14b_attention_share() -> Pct:
+    """Attention's share of the FLOPs of one Wan 2.1 14B pass over its default clip."""
+    return Pct(_wan().per_pass.attention_share)
+
+
+@fact
+def wan_14b_pass_flops() -> SI:
+    """FLOPs of one Wan 2.1 14B denoiser pass over its default clip."""
+    return SI(_wan().per_pass.flops, "FLOP")
+
+
+@fact
+def wan_14b_default_steps() -> Int:
+    """Wan 2.1 14B's default sampling steps (50, with CFG)."""
+    return Int(_wan().steps)
+
+
+@fact
+def wan_14b_time_one_gpu() -> Num:
+    """Lower bound on Wan 2.1 14B's default clip on one H100 (text encoder + every pass)."""
+    return _duration(_wan().time)
+
+
+@fact
+def node_gpus() -> Int:
+    """GPUs in the node a video request is split over."""
+    return Int(_wan(NODE_GPUS).n_gpus)
+
+
+@fact
+def wan_14b_time_node() -> Num:
+    """Lower bound on the same clip split evenly over a node of `node_gpus` H100s."""
+    return _duration(_wan(NODE_GPUS).time)
+
+
 LEAVES = (
-    Leaf('Guidance doubles the passes: 50 steps, {{ py: diffusion.denoiser_passes(50, guidance=True) }} passes', 'classifier-free-guidance'),
-    Leaf("Few-step models: 8 steps or fewer, {{ py: f'{100 * diffusion.few_step_saving(few_steps=8, few_guidance=True):.0f}' }} % less work", '232-and-233-few-step-models-and-video'),
+    Leaf("Guidance doubles the passes: {{ fact: image_generation.typical_steps_max }} steps, "
+         "{{ fact: image_generation.typical_max_guided_passes }} passes", "classifier-free-guidance"),
+    Leaf("Few-step models: {{ fact: image_generation.few_step_max_steps }} steps or fewer, "
+         "{{ fact: image_generation.few_step_guided_saving }} less work", "232-and-233-few-step-models-and-video"),
 )
 
-# TODO(page-layer): answers still use legacy {{ py: }} expressions until this page is converted
 CARDS = (
-    Card('img-cfg-passes', 'classifier-free-guidance',
-         'How many denoiser forward passes do 50 steps with classifier-free guidance take?',
-         '{{ py: diffusion.denoiser_passes(50, True) }}: guidance runs the denoiser twice per step, with the prompt and with the negative (or empty) prompt, and pushes the result away from the unconditioned one.'),
-    Card('img-latent-tokens', '231-architecture',
-         'What is a token for a diffusion transformer, and how many does a 1024 × 1024 image make?',
-         'A 2 × 2 patch of the latent, which the VAE shrinks 8× per side from the pixels. A 1024 × 1024 image is {{ py: f"{diffusion.latent_tokens_image(1024, 1024):,}" }} latent tokens, and every step runs the whole denoiser over all of them.'),
-    Card('img-few-step', '232-and-233-few-step-models-and-video',
-         'How much work does a few-step model save against 50 guided steps?',
-         '8 guided steps save {{ py: f"{100 * diffusion.few_step_saving(50, True, 8, True):.0f}" }} % of the denoiser passes; 8 steps with guidance distilled into one pass save {{ py: f"{100 * diffusion.few_step_saving(50, True, 8, False):.0f}" }} %, at some cost in quality.'),
+    Card("img-cfg-passes", "classifier-free-guidance",
+         "How many denoiser forward passes do 50 steps with classifier-free guidance take?",
+         """{{ fact: image_generation.typical_max_guided_passes }}: guidance runs the denoiser twice per step,
+         with the prompt and with the negative (or empty) prompt, and pushes the result away from the
+         unconditioned one."""),
+    Card("img-latent-tokens", "231-architecture",
+         "What is a token for a diffusion transformer, and how many does a 1024 × 1024 image make?",
+         """A {{ fact: image_generation.qwen_image_patch }} patch of the latent, which the VAE shrinks
+         {{ fact: image_generation.vae_spatial_factors }}× per side from the pixels. A
+         {{ fact: image_generation.qwen_image_example_size }} image is
+         {{ fact: image_generation.qwen_image_example_tokens }} latent tokens, and every step runs the whole
+         denoiser over all of them."""),
+    Card("img-few-step", "232-and-233-few-step-models-and-video",
+         "How much work does a few-step model save against 50 guided steps?",
+         """{{ fact: image_generation.few_step_max_steps }} guided steps save
+         {{ fact: image_generation.few_step_guided_saving }} of the denoiser passes;
+         {{ fact: image_generation.few_step_max_steps }} steps with guidance distilled into one pass save
+         {{ fact: image_generation.few_step_distilled_saving }}, at some cost in quality."""),
 )

@@ -1,0 +1,198 @@
+"""Section 2.3's facts, against numbers worked out here from the papers, model cards and the GPU catalog.
+
+Model sizes used below (the sources `chapter2.diffusion.MODELS` cites):
+- Qwen-Image (arXiv:2508.02324; Qwen/Qwen-Image transformer/config.json): 20B MMDiT, 60 blocks,
+  24 heads x 128 = 3072 wide, VAE 8x, patch 2x2; Qwen2.5-VL-7B text encoder; 50 steps with true CFG;
+  1328 x 1328 default. The 256 prompt tokens are the package's stated assumption.
+- Wan 2.1 14B (arXiv:2503.20314; Wan2.1 wan/configs): dim 5120, 40 layers, vae_stride (4, 8, 8),
+  patch (1, 2, 2), umT5-XXL encoder of about 5.7B parameters with 512 tokens, 81 frames at 16 fps,
+  1280 x 720, 50 steps with CFG.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chapter2.pages import image_generation as ig
+
+DATA = Path(__file__).resolve().parents[1] / "src" / "chapter2" / "data"
+H100 = json.loads((DATA / "gpus.json").read_text())["gpus"]["H100-SXM"]
+PEAK = H100["tflops"]["bf16"]["value"] * 1e12  # 989.4 TFLOP/s dense BF16 (NVIDIA H100 SXM datasheet)
+BW = H100["bandwidth_tb_s"]["value"] * 1e12  # 3.35 TB/s
+BF16 = 2  # bytes
+
+
+def _pass_time(params, layers, width, tokens, n_gpus=1):
+    flops = 2 * params * tokens + 4 * layers * tokens**2 * width
+    nbytes = params * BF16 + 2 * layers * tokens * width * BF16
+    return max(flops / (PEAK * n_gpus), nbytes / (BW * n_gpus))
+
+
+def _encoder_time(params, text_tokens, n_gpus=1):
+    # prompt and negative prompt (guidance), 2 FLOPs per parameter per token; the weights read once
+    return max(2 * 2 * params * text_tokens / (PEAK * n_gpus), params * BF16 / (BW * n_gpus))
+
+
+def _qwen_time(steps, size=1328, guidance_passes=2):
+    tokens = (size // 16) ** 2
+    return _encoder_time(7e9, 256) + steps * guidance_passes * _pass_time(20e9, 60, 3072, tokens)
+
+
+WAN_TOKENS = (1 + (81 - 1) // 4) * (720 // 16) * (1280 // 16)
+
+
+def _wan_time(n_gpus=1):
+    return _encoder_time(5.7e9, 512, n_gpus) + 50 * 2 * _pass_time(14e9, 40, 5120, WAN_TOKENS, n_gpus)
+
+
+# ------------------------------------------------------------------ steps and guidance
+def test_the_chapters_step_counts():
+    # Chapter 2.3: "30 to 50 steps"; 2.3.2: "eight steps or fewer", "80 to 90 percent faster".
+    assert (ig.typical_steps_min().value, ig.typical_steps_max().value) == (30, 50)
+    assert ig.few_step_max_steps().value == 8
+    assert (ig.few_step_speedup_min_percent().value, ig.few_step_speedup_max_percent().value) == pytest.approx((80, 90))
+    assert (str(ig.few_step_speedup_min_percent()), str(ig.few_step_speedup_max_percent())) == ("80", "90")
+
+
+def test_guidance_doubles_the_passes():
+    assert ig.typical_max_guided_passes().value == 50 * 2
+    assert str(ig.typical_max_guided_passes()) == "100"
+    assert ig.qwen_image_default_steps().value == 50  # Qwen-Image model card
+    assert ig.qwen_image_default_passes().value == 50 * 2
+
+
+def test_which_presets_are_few_step():
+    # FLUX.1 [schnell]'s card: 1 to 4 steps; SDXL, Qwen-Image, FLUX.1 [dev] and Wan 2.1 default to 50.
+    assert str(ig.few_step_model_names()) == "FLUX.1-schnell"
+    assert str(ig.full_schedule_default_steps()) == "50"
+    assert ig.flux_schnell_default_steps().value == 4
+
+
+def test_qwen_image_example_times_on_an_h100():
+    tokens = (1024 // 8 // 2) ** 2
+    assert str(ig.qwen_image_example_size()) == "1024 × 1024"
+    pass_time = _pass_time(20e9, 60, 3072, tokens)
+    assert pass_time == pytest.approx((2 * 20e9 * tokens + 4 * 60 * tokens**2 * 3072) / PEAK)  # compute bound
+    t = ig.qwen_image_example_pass_time()
+    assert t.unit == "ms" and t.value == pytest.approx(pass_time * 1e3)
+    t = ig.qwen_image_example_time()
+    assert t.unit == "s" and t.value == pytest.approx(_encoder_time(7e9, 256) + 100 * pass_time)
+    t = ig.qwen_image_example_text_encoder_time()
+    assert t.unit == "ms" and t.value == pytest.approx(2 * 2 * 7e9 * 256 / PEAK * 1e3)
+    assert str(ig.qwen_image_example_pass_time()) == "178 ms"
+    assert str(ig.qwen_image_example_time()) == "17.8 s"
+    assert str(ig.qwen_image_example_text_encoder_time()) == "7.24 ms"
+
+
+# ------------------------------------------------------------------ architecture
+def test_patches_and_vae():
+    assert str(ig.vae_spatial_factors()) == "8"  # every preset: SDXL, FLUX, Qwen-Image and Wan VAEs are 8x
+    assert str(ig.qwen_image_patch()) == "2 × 2"
+
+
+def test_latent_table_has_a_row_per_model():
+    # (moved from tests/test_diffusion.py with diffusion.latent_table)
+    lines = str(ig.latent_table()).splitlines()
+    assert len(lines) == 2 + 5
+    assert "| 75,600 |" in lines[-1] and "n/a (UNet)" in lines[2]
+    assert lines[1] == "|---|---|---:|---|---:|---:|"
+
+
+def test_latent_table_values_from_the_papers():
+    rows = {r[0].value: r for r in ig.latent_table().rows}
+    assert list(rows) == ["SDXL", "Qwen-Image", "FLUX.1-dev", "Wan2.1-T2V-1.3B", "Wan2.1-T2V-14B"]
+    # SDXL (arXiv:2307.01952): 1024x1024, VAE 8x, 4 channels: a 4 x 128 x 128 latent, 48x fewer values.
+    _, out, pixels, shape, latent, tokens = rows["SDXL"]
+    assert (out.value, pixels.value, shape.value, latent.value) == ("1024x1024", 3 * 1024 * 1024, "(4, 1, 128, 128)",
+                                                                   4 * 128 * 128)
+    assert pixels.value / latent.value == 48 and tokens.value == "n/a (UNet)"
+    # Qwen-Image: 1328 / 8 = 166 per side, 16 channels, 2x2 patches: 83 x 83 tokens.
+    _, _, pixels, shape, latent, tokens = rows["Qwen-Image"]
+    assert (pixels.value, shape.value, latent.value, tokens.value) == (3 * 1328**2, "(16, 1, 166, 166)",
+                                                                       16 * 166 * 166, 83 * 83)
+    assert rows["FLUX.1-dev"][5].value == 64 * 64
+    # Wan 2.1: 81 frames -> 1 + 80/4 = 21 latent frames; 480p (832x480) and 720p (1280x720).
+    _, out, pixels, shape, latent, tokens = rows["Wan2.1-T2V-1.3B"]
+    assert out.value == "832x480, 81 frames" and pixels.value == 3 * 832 * 480 * 81
+    assert (shape.value, latent.value, tokens.value) == ("(16, 21, 60, 104)", 16 * 21 * 60 * 104, 21 * 30 * 52)
+    _, _, pixels, shape, latent, tokens = rows["Wan2.1-T2V-14B"]
+    assert (shape.value, latent.value, tokens.value) == ("(16, 21, 90, 160)", 16 * 21 * 90 * 160, 75_600)
+    assert "| Qwen-Image | 1328x1328 | 5,290,752 | (16, 1, 166, 166) | 440,896 | 6,889 |" in str(ig.latent_table())
+
+
+def test_model_sizes_from_the_papers():
+    assert ig.sdxl_unet_params_billions().value == pytest.approx(2.6)  # arXiv:2307.01952
+    assert ig.qwen_image_text_encoder_params_billions().value == pytest.approx(7)  # Qwen2.5-VL-7B
+    assert ig.qwen_image_denoiser_params_billions().value == pytest.approx(20)  # arXiv:2508.02324
+    assert ig.qwen_image_blocks().value == 60
+    assert (str(ig.sdxl_unet_params_billions()), str(ig.qwen_image_text_encoder_params_billions()),
+            str(ig.qwen_image_denoiser_params_billions())) == ("2.6", "7", "20")
+
+
+def test_qwen_image_pass_at_the_example_size():
+    n = 64 * 64
+    linear, attention = 2 * 20e9 * n, 4 * 60 * n**2 * 3072
+    assert ig.qwen_image_example_tokens().value == n and str(ig.qwen_image_example_tokens()) == "4,096"
+    assert ig.qwen_image_example_pass_flops().value == pytest.approx(linear + attention)
+    assert str(ig.qwen_image_example_pass_flops()) == "176 TFLOP"
+    assert ig.qwen_image_example_attention_share().value == pytest.approx(attention / (linear + attention))
+    assert str(ig.qwen_image_example_attention_share()) == "7 %"
+
+
+# ------------------------------------------------------------------ few-step models
+def test_few_step_savings():
+    assert ig.few_step_guided_saving().value == pytest.approx(1 - 8 * 2 / (50 * 2))  # 16 of 100 passes
+    assert ig.few_step_distilled_saving().value == pytest.approx(1 - 8 / 100)
+    assert ig.flux_schnell_saving().value == pytest.approx(1 - 4 / 100)
+    assert (str(ig.few_step_guided_saving()), str(ig.few_step_distilled_saving()), str(ig.flux_schnell_saving())) \
+        == ("84 %", "92 %", "96 %")
+
+
+def test_qwen_image_few_step_time_saving_is_just_under_the_pass_saving():
+    assert ig.qwen_image_few_step_pass_saving().value == pytest.approx(0.84)
+    saving = 1 - _qwen_time(8) / _qwen_time(50)
+    assert ig.qwen_image_few_step_time_saving().value == pytest.approx(saving)
+    assert saving < 0.84  # the text encoder still runs once
+    assert str(ig.qwen_image_few_step_pass_saving()) == "84 %"
+    assert str(ig.qwen_image_few_step_time_saving()) == "83.98 %"
+
+
+# ------------------------------------------------------------------ video
+def test_wan_clip():
+    assert ig.wan_14b_vae_temporal().value == 4  # vae_stride (4, 8, 8)
+    assert ig.wan_14b_frames().value == 81 and ig.wan_14b_fps().value == 16
+    assert ig.wan_14b_clip_seconds().value == pytest.approx(81 / 16) and str(ig.wan_14b_clip_seconds()) == "5.1"
+    assert str(ig.wan_14b_size()) == "1280 × 720" and str(ig.qwen_image_default_size()) == "1328 × 1328"
+    assert ig.wan_14b_default_steps().value == 50
+
+
+def test_wan_pass_has_eleven_times_the_tokens_and_attention_dominates():
+    n = WAN_TOKENS
+    assert ig.wan_14b_tokens().value == n == 75_600 and str(ig.wan_14b_tokens()) == "75,600"
+    assert ig.wan_14b_tokens_over_qwen_image().value == pytest.approx(n / 83**2)
+    assert str(ig.wan_14b_tokens_over_qwen_image()) == "11"
+    linear, attention = 2 * 14e9 * n, 4 * 40 * n**2 * 5120
+    assert ig.wan_14b_pass_flops().value == pytest.approx(linear + attention)
+    assert str(ig.wan_14b_pass_flops()) == "6.8 PFLOP"
+    assert ig.wan_14b_attention_share().value == pytest.approx(attention / (linear + attention))
+    assert str(ig.wan_14b_attention_share()) == "69 %"
+
+
+def test_wan_clip_times_on_one_gpu_and_a_node():
+    one = ig.wan_14b_time_one_gpu()
+    assert one.unit == "min" and one.value == pytest.approx(_wan_time() / 60)
+    assert ig.node_gpus().value == 8
+    node = ig.wan_14b_time_node()
+    assert node.unit == "s" and node.value == pytest.approx(_wan_time(8))
+    assert node.value == pytest.approx(60 * one.value / 8)  # split evenly
+    assert (str(one), str(node)) == ("11.5 min", "85.9 s")
+
+
+# ------------------------------------------------------------------ map and cards
+def test_leaves_and_cards_quote_only_facts():
+    texts = [leaf.text for leaf in ig.LEAVES] + [c.answer for c in ig.CARDS]
+    assert all("{{ py:" not in t for t in texts)
+    assert "image_generation.typical_max_guided_passes" in ig.CARDS[0].answer
