@@ -26,7 +26,7 @@ from types import MappingProxyType
 
 from ._checks import finite_real
 
-__all__ = ["GPU", "GPUS", "TENSOR_DTYPES", "tensor_dtype", "custom_gpu", "get_gpu", "ops_per_byte_table"]
+__all__ = ["GPU", "GPUS", "TENSOR_DTYPES", "tensor_dtype", "custom_gpu", "get_gpu"]
 
 TERA = 1e12
 GIGA = 1e9
@@ -154,23 +154,3 @@ def get_gpu(gpu) -> GPU:
     if gpu.strip().lower() not in by_lower:
         raise ValueError(f"gpu must be one of {', '.join(GPUS)}, got {gpu!r}")
     return by_lower[gpu.strip().lower()]
-
-
-def ops_per_byte_table(dtypes=("fp16", "fp8"), gpus=None) -> str:
-    """The catalog as a Markdown table: memory, bandwidth, dense TFLOP/s and ops:byte per dtype."""
-    keys = list(GPUS) if gpus is None else list(gpus)
-    dtypes = [tensor_dtype(d) for d in dtypes]
-    header = ["GPU", "Memory (GB)", "Bandwidth (TB/s)"]
-    for d in dtypes:
-        header += [f"Dense {d.upper()} TFLOP/s", f"{d.upper()} ops:byte"]
-    rows = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
-    for key in keys:
-        g = get_gpu(key)
-        cells = [g.name, f"{g.memory_gb:g}", f"{g.bandwidth_tb_s:g}"]
-        for d in dtypes:
-            if d in g.dense_flops:
-                cells += [f"{g.tflops(d):g}", f"{g.ops_per_byte(d):.0f}"]
-            else:
-                cells += ["n/a", "n/a"]
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows)
