@@ -9,15 +9,17 @@ PORT ?= 8000
 # torch is pinned here, for this project's machines (a CPU build lies on their disk);
 # the package itself only asks for torch>=2.4 in its [torch] extra.
 TORCH_PIN ?= torch==2.13.0
+# extra pip options for that one install, e.g. the CPU wheel index on GitHub's runners (.github/workflows)
+TORCH_INDEX ?=
 
-.PHONY: setup serve build lint test test-fast bench clean
+.PHONY: setup serve build lint lint-workflows test test-fast bench clean
 
 setup: .venv/.installed node_modules/.installed chromium
 
 .venv/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "$(TORCH_PIN)"
+	$(PIP) install --quiet $(TORCH_INDEX) "$(TORCH_PIN)"
 	$(PIP) install --quiet -e ".[docs,test,hf,torch]"
 	touch $@
 
@@ -31,17 +33,37 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "Chromium is missing: run 'sudo apt-get install chromium'" >&2; exit 1; fi; fi
 
-build: setup
+# building and serving the site need no browser: only the tests do
+build: .venv/.installed node_modules/.installed
 	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
-serve: setup
-	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs serve --strict -a $(HOST):$(PORT)
+# mkdocs serve rebuilds itself when docs/ or mkdocs.yml change. The package, the page layer,
+# the snippets and the build hook are Python that the serving process has already imported,
+# and a rebuild in that process would show the old numbers: a change there restarts it
+# (a fresh process, a full build with the new code). watchmedo comes with watchdog (mkdocs).
+serve: .venv/.installed node_modules/.installed
+	NO_MKDOCS_2_WARNING=1 .venv/bin/watchmedo auto-restart --no-restart-on-command-exit --recursive \
+	  --directory src/chapter2 --directory snippets --directory docs/hooks \
+	  --ignore-directories --ignore-patterns '*/__pycache__/*;*.pyc' --debounce-interval 1 -- \
+	  .venv/bin/mkdocs serve --strict -a $(HOST):$(PORT)
 
 # pytest-xdist: one worker per core; the site is built once per run and shared (tests/conftest.py)
 WORKERS ?= auto
 
+# ruff on the Python; actionlint (with shellcheck on run: scripts) and zizmor (offline, the
+# security audit) on the GitHub workflows, failing on findings of medium severity or above
+ACTIONLINT := .venv/bin/actionlint -shellcheck=.venv/bin/shellcheck -pyflakes=
+ZIZMOR := .venv/bin/zizmor --offline --no-progress --color=never --min-severity=medium
+WORKFLOWS ?= .github/workflows
+
 lint: setup
 	.venv/bin/ruff check .
+	$(MAKE) --no-print-directory lint-workflows
+
+# (needs the venv of `make setup`; tests/test_workflows.py runs it on bad workflows too)
+lint-workflows:
+	$(ACTIONLINT) $(wildcard $(WORKFLOWS)/*.yml $(WORKFLOWS)/*.yaml)
+	$(ZIZMOR) $(WORKFLOWS)
 
 test: lint
 	.venv/bin/python -m pytest -q -n $(WORKERS)
@@ -51,7 +73,7 @@ test-fast: lint
 	.venv/bin/python -m pytest -q -n $(WORKERS) -m "not browser and not slow"
 
 bench: setup
-	.venv/bin/python -m chapter2.bench
+	.venv/bin/python -m chapter2.host.bench cpu
 
 clean:
 	rm -rf site .cache .pytest_cache

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Device check for a lent GPU (prepared for an H200: torch 2.11, triton 3.6, Python 3.12, no internet).
+# Device check for a lent GPU: one H200, no internet, with what that machine has installed:
+# Python 3.12, torch 2.11 and triton 3.6 (CUDA builds). CI and the CPU machines run --dry-run
+# with torch 2.13.0 (CPU build) and triton 3.9.0. Step 1 prints the versions it finds and warns,
+# without failing, when a major.minor version differs from those (the expected versions can be
+# overridden with EXPECT_PYTHON, EXPECT_TORCH and EXPECT_TRITON; an empty value is not checked).
 #
 #   bash scripts/device_check.sh            on the GPU machine, from the repository root
 #   bash scripts/device_check.sh --dry-run  anywhere: CPU + Triton interpreter + toy shapes (checks this script)
 #
 # Steps (each under a time limit; a failing step is reported and the next one still runs):
-#   1. environment: versions, nvidia-smi, whether numpy is importable
+#   1. environment: versions (warning on an unexpected one), nvidia-smi, whether numpy is importable
 #   2. validate: every Triton kernel against a float64 oracle at real shapes
 #      (bf16 d=128 N=8192 with GQA; decode over a 1.07 GB KV cache; window 4096 over N=16384;
 #      awkward d=40/59/64 in fp16/bf16/fp32)          -> $OUT/validate.json
@@ -23,6 +27,11 @@ MODE=device
 if [[ "${1:-}" == "--dry-run" ]]; then
   MODE=tiny
   export TRITON_INTERPRET=1
+fi
+if [[ "$MODE" == device ]]; then  # the lent H200
+  export EXPECT_PYTHON="${EXPECT_PYTHON-3.12}" EXPECT_TORCH="${EXPECT_TORCH-2.11}" EXPECT_TRITON="${EXPECT_TRITON-3.6}"
+else  # CI and the CPU machines (any Python >= 3.11)
+  export EXPECT_PYTHON="${EXPECT_PYTHON-}" EXPECT_TORCH="${EXPECT_TORCH-2.13}" EXPECT_TRITON="${EXPECT_TRITON-3.9}"
 fi
 OUT="${OUT:-$ROOT/device-check-out}"
 mkdir -p "$OUT"
@@ -48,12 +57,19 @@ step() {  # step NAME LIMIT_SECONDS COMMAND...: run with a time limit, log to $O
 step environment 60 "$PY" - <<'EOF'
 import importlib, os, platform, subprocess, sys
 print("python", sys.version.split()[0], platform.platform())
+found = {"python": platform.python_version()}
 for name in ("torch", "triton", "numpy"):
     try:
         module = importlib.import_module(name)
-        print(name, getattr(module, "__version__", "?"))
+        found[name] = str(getattr(module, "__version__", "?"))
+        print(name, found[name])
     except Exception as err:
         print(name, "not importable:", err)
+for name in ("python", "torch", "triton"):  # a different version is reported, not fatal
+    want = os.environ.get(f"EXPECT_{name.upper()}", "")
+    have = found.get(name)
+    if want and have and ".".join(have.split("+")[0].split(".")[:2]) != want:
+        print(f"WARNING: {name} {have} found; this check was prepared for {name} {want}.x here. Continuing.")
 import torch
 print("cuda available", torch.cuda.is_available(), "torch.version.cuda", torch.version.cuda)
 if torch.cuda.is_available():
@@ -66,9 +82,9 @@ except Exception as err:
     print("nvidia-smi unavailable:", err)
 EOF
 
-step validate "$STEP_LIMIT_VALIDATE" "$PY" -m chapter2.kernels.validate --size "$MODE" --json "$OUT/validate.json"
-step bench "$STEP_LIMIT_BENCH" "$PY" -m chapter2.bench gpu --size "$MODE" --out "$OUT"
-step summary 60 "$PY" -m chapter2.bench summary "$OUT"
+step validate "$STEP_LIMIT_VALIDATE" "$PY" -m chapter2.host.kernels.validate --size "$MODE" --json "$OUT/validate.json"
+step bench "$STEP_LIMIT_BENCH" "$PY" -m chapter2.host.bench gpu --size "$MODE" --out "$OUT"
+step summary 60 "$PY" -m chapter2.host.bench summary "$OUT"
 
 if [[ "${DEVICE_CHECK_PYTEST:-0}" == "1" ]]; then
   if [[ "$MODE" == device ]]; then export TRITON_INTERPRET=0; fi

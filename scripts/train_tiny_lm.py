@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from chapter2.models import TINY_LM_DIR  # noqa: E402
 from chapter2.tokenizer import DEFAULT_SPECIAL_TOKENS, BPETokenizer, train_bpe  # noqa: E402
 
 DOC_SEPARATOR = "\n<|endoftext|>\n"  # between documents in corpus.txt (the token that ends each document)
@@ -297,7 +298,7 @@ Files written:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", default=str(ROOT / "src" / "chapter2" / "data" / "tiny_lm"))
+    p.add_argument("--out", default=str(TINY_LM_DIR))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=600)
     p.add_argument("--batch", type=int, default=16)

@@ -22,8 +22,12 @@ for name, read, written, ops in steps:
 
 print(f"total bytes {total_bytes:,} = 8N^2 + 8Nd = {8 * N * N + 8 * N * d:,}")
 print(f"total ops   {total_ops:,} = 4N^2 d + 3N^2 = {4 * N * N * d + 3 * N * N:,}")
+assert total_bytes == 8 * N * N + 8 * N * d, "the steps must move 8N^2 + 8Nd bytes"
+assert total_ops == 4 * N * N * d + 3 * N * N, "the steps must do 4N^2 d + 3N^2 operations"
 print(f"intensity   {total_ops / total_bytes:.1f} ops/byte; an H100 needs {GPUS['H100-SXM'].ops_per_byte('fp16'):.0f}")
 
 # The library counts the same steps; FlashAttention keeps S and P on chip.
-print(f"library: standard {attention_intensity(N, d).intensity:.1f}, "
-      f"FlashAttention {flash_attention_intensity(N, d).intensity:.0f}")
+standard, flash = attention_intensity(N, d), flash_attention_intensity(N, d)
+print(f"library: standard {standard.intensity:.1f}, FlashAttention {flash.intensity:.0f}")
+assert (standard.ops, standard.bytes) == (total_ops, total_bytes), "the library must count the same steps"
+assert flash.ops == total_ops and flash.bytes == 8 * N * d, "FlashAttention: same operations, only Q, K, V and O move"

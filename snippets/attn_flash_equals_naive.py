@@ -15,9 +15,11 @@ oracle = attention(*(x.astype(np.float64) for x in (q, k, v)), causal=True)  # f
 naive = attention(q, k, v, causal=True)  # float32, builds the (B, H, N, N) score matrix
 flash = flash_attention(q, k, v, causal=True, block_q=block, block_k=block)  # float32, tile by tile
 
+err_naive, err_flash = np.abs(naive - oracle).max(), np.abs(flash - oracle).max()
 print(f"max |flash - naive|  = {np.abs(flash - naive).max():.1e}")
-print(f"max |naive - exact|  = {np.abs(naive - oracle).max():.1e}   (float32 rounding)")
-print(f"max |flash - exact|  = {np.abs(flash - oracle).max():.1e}   (same size: nothing is approximated)")
+print(f"max |naive - exact|  = {err_naive:.1e}   (float32 rounding)")
+print(f"max |flash - exact|  = {err_flash:.1e}   (same size: nothing is approximated)")
+assert err_flash <= 2 * err_naive, "FlashAttention must be as exact as naive attention in the same precision"
 
 # Memory per head in numbers held at once: Q, K, V and O (4 N d) plus the scratch space.
 # Naive attention's scratch is the score matrix (N^2); FlashAttention's is one (block x block)
@@ -29,3 +31,5 @@ for n in (1024, 4096, 32768):
 
 tiles = flash_schedule(N, causal=True, block_q=block, block_k=block)
 print(f"causal tiles visited: {np.count_nonzero(tiles)} of {tiles.size} (the rest lie above the diagonal)")
+blocks = N // block
+assert np.count_nonzero(tiles) == blocks * (blocks + 1) // 2, "causal: the tiles on and below the diagonal"

@@ -27,12 +27,16 @@ for t in range(n_prompt, n_total):
     outputs.append(decode_attention(q[:, :, t : t + 1], k_all, v_all))  # (B, H, 1, d)
 cached = np.concatenate(outputs, axis=2)
 
-print("cached decode == full recompute:", np.allclose(cached, full, atol=1e-6))
+same = np.allclose(cached, full, atol=1e-6)
+print("cached decode == full recompute:", same)
 print(f"max |difference| = {np.abs(cached - full).max():.2e}")
+assert same, "decoding with the KV cache must give the full recompute's outputs"
 print(f"cache holds {cache.seq_len} positions, {cache.nbytes:,} bytes (K and V, {n_kv_heads} KV heads, fp32)")
+assert cache.nbytes == 2 * n_total * n_kv_heads * head_dim * 4, "K and V: one head_dim vector per KV head and position"
 
 # Query-key pairs scored over the decode steps: with the cache, one row per step;
 # without it, the whole causal triangle again at every step.
 with_cache = sum(attended_pairs(1, t + 1, causal=True) for t in range(n_prompt, n_total))
 without = sum(attended_pairs(t + 1, causal=True) for t in range(n_prompt, n_total))
 print(f"scores computed in {n_new} decode steps: {with_cache} with the cache, {without} without")
+assert with_cache == sum(range(n_prompt + 1, n_total + 1)), "with the cache, step t scores one query against t keys"

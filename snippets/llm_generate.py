@@ -9,11 +9,11 @@ Run: python snippets/llm_generate.py
 """
 import numpy as np
 
+from chapter2.models import TINY_LM_DIR
 from chapter2.models.transformer import generate, load_pretrained
-from chapter2.stepper import DEFAULT_MODEL_DIR
 from chapter2.tokenizer import tiny
 
-model = load_pretrained(DEFAULT_MODEL_DIR)  # config.json + model.safetensors, read with numpy
+model = load_pretrained(TINY_LM_DIR)  # config.json + model.safetensors, read with numpy
 tokenizer = tiny()  # its byte-level BPE tokenizer
 print(model)
 
@@ -25,6 +25,7 @@ print(f"prompt {prompt!r} -> {len(ids)} tokens {ids}")
 logits, cache = model.prefill(ids)
 print(f"prefill: logits {logits.shape} (one row per prompt token), cache {len(cache)} positions, "
       f"{cache.nbytes:,} bytes")
+assert logits.shape == (len(ids), model.config.vocab_size) and len(cache) == len(ids), "one row and one position per token"
 
 # Decode: greedy (temperature 0), one token in and one logits vector out per step.
 out = []
@@ -34,14 +35,22 @@ for step in range(1, 9):
     logits, cache = model.decode(token, cache)
     print(f"decode {step}: fed {tokenizer.token_text(token)!r:12} -> logits {logits.shape}, "
           f"cache {len(cache)} positions, {cache.nbytes:,} bytes")
+    assert len(cache) == len(ids) + step, "every decode step adds exactly one position"
     token = int(np.argmax(logits))
 out.append(token)
 
 print("text:", repr(tokenizer.decode(ids + out)))
 print(f"the cache grows by {cache.bytes_per_token:,} bytes per token: 2 (K, V) x {model.config.num_hidden_layers} layers "
       f"x {model.config.num_key_value_heads} KV heads x {model.config.head_dim} x {cache.dtype.itemsize} bytes ({cache.dtype})")
+c = model.config
+per_token = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * cache.dtype.itemsize
+assert cache.bytes_per_token == per_token, "K and V, per layer, per KV head, head_dim numbers each"
 
 # The same tokens from the package's generate loop, and the same logits without any cache.
-print("generate() agrees:", generate(model, ids, max_tokens=len(out), temperature=0).tokens == out)
+agrees = generate(model, ids, max_tokens=len(out), temperature=0).tokens == out
+print("generate() agrees:", agrees)
+assert agrees, "generate() must produce the tokens of the loop above"
 full, _ = model.prefill(ids + out[:-1])  # recompute everything from scratch
-print("cached decode == full recompute:", np.allclose(full[-1], logits, atol=1e-4))
+same = np.allclose(full[-1], logits, atol=1e-4)
+print("cached decode == full recompute:", same)
+assert same, "the last decode step's logits must equal a full recompute's"

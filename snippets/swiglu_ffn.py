@@ -21,3 +21,4 @@ print("x", x.shape, "-> hidden", hidden.shape, "-> y", y.shape)
 # Three matmuls per token: gate and up (d_model -> d_ff), down (d_ff -> d_model).
 ops = 2 * matmul_cost(tokens, d_model, d_ff).ops + matmul_cost(tokens, d_ff, d_model).ops
 print(f"FLOPs for {tokens} tokens: {ops:,} = 6 x tokens x d_model x d_ff = {6 * tokens * d_model * d_ff:,}")
+assert ops == 6 * tokens * d_model * d_ff, "three matmuls of 2 x d_model x d_ff FLOPs per token"

@@ -12,7 +12,9 @@ ids = tok.encode(text)
 print(f"{len(text)} characters -> {len(ids)} tokens")
 print("tokens:", "|".join(tok.tokens(text)))  # <0xF0>... are bytes of a character split across tokens
 print("ids:   ", ids)
-print("decode(ids) == text:", tok.decode(ids) == text)
+round_trip = tok.decode(ids) == text
+print("decode(ids) == text:", round_trip)
+assert round_trip, "a byte-level BPE must give the text back exactly"
 
 # The logits vector and the embedding table both have one row per vocabulary entry.
 print(f"\n{'model':<14}{'vocab':>9}{'embedding params':>18}")

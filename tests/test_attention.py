@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from chapter2.attention import (
     TILE_FULL, TILE_MASKED, TILE_SKIPPED, attended_pairs, attention, attention_mask, attention_reference,
-    attention_weights, flash_attention, flash_schedule,
+    attention_weights, flash_attention, flash_schedule, position_mask,
 )
 from chapter2.kv_cache import KVCache, decode_attention
 
@@ -296,8 +296,10 @@ def test_prefill_then_decode_equals_full_attention():
 
 def test_kv_cache_bookkeeping_and_errors():
     cache = KVCache(3, 2, 4, 8, max_seq_len=5, dtype=np.float16)
-    assert cache.nbytes == 2 * 3 * 2 * 4 * 5 * 8 * 2  # K and V, layers, batch, heads, positions, d, bytes
+    assert cache.allocated_nbytes == 2 * 3 * 2 * 4 * 5 * 8 * 2  # K and V, layers, batch, heads, positions, d, bytes
+    assert cache.nbytes == 0  # nothing held yet
     cache.append(0, np.ones((2, 4, 5, 8)), np.ones((2, 4, 5, 8)))
+    assert cache.nbytes == 2 * 2 * 4 * 5 * 8 * 2 and cache.stored == [5, 0, 0]  # layer 0 full, the others empty
     with pytest.raises(ValueError, match="full"):
         cache.append(0, np.ones((2, 4, 1, 8)), np.ones((2, 4, 1, 8)))
     with pytest.raises(ValueError, match="k must have shape"):
@@ -310,6 +312,72 @@ def test_kv_cache_bookkeeping_and_errors():
         KVCache(1, 1, 1, 1, 1, dtype=np.int32)
     with pytest.raises(ValueError, match="n_layers"):
         KVCache(0, 1, 1, 1, 1)
+
+
+def test_position_mask_window_convention():
+    # window w: query i sees keys j with i - w < j <= i (w keys, itself included)
+    mask = position_mask(np.arange(6), np.arange(6), window=3)
+    assert mask[5].tolist() == [False, False, False, True, True, True]
+    assert mask[1].tolist() == [True, True, False, False, False, False]
+    assert position_mask(np.arange(4), np.arange(4)).sum() == 10  # plain causal: 1 + 2 + 3 + 4
+    for n_q, n_k, window in [(5, 9, None), (5, 9, 3), (7, 7, 2)]:  # same as the index mask, bottom-right aligned
+        expect = attention_mask(n_q, n_k, causal=True, window=window)
+        np.testing.assert_array_equal(position_mask(np.arange(n_k - n_q, n_k), np.arange(n_k), window=window), expect)
+
+
+def test_explicit_positions_make_key_order_irrelevant():
+    """Keys stored out of order (as a rolling cache holds them) give the same output once their positions are given."""
+    q, k, v = qkv(2, 4, 2, 3, 9, 8, seed=5)
+    expect = attention_reference(q, k, v, causal=True, window=4)
+    order = np.random.default_rng(0).permutation(9)
+    out = attention(q, k[:, :, order], v[:, :, order], window=4, q_positions=np.arange(6, 9), k_positions=order)
+    np.testing.assert_allclose(out, expect, atol=1e-12)
+    with pytest.raises(TypeError, match="together"):
+        attention(q, k, v, q_positions=np.arange(6, 9))
+    with pytest.raises(ValueError, match="N_k = 9"):
+        attention(q, k, v, causal=True, q_positions=np.arange(6, 9), k_positions=np.arange(8))
+    with pytest.raises(ValueError, match="at least one key"):
+        attention(q, k, v, causal=True, q_positions=np.arange(3), k_positions=np.arange(5, 14))
+    with pytest.raises(TypeError, match="k_positions"):
+        position_mask(np.arange(3), np.linspace(0, 1, 3))
+
+
+@pytest.mark.parametrize("max_seq_len", [None, 30])
+def test_rolling_cache_keeps_windowed_attention_exact(max_seq_len):
+    """A sliding-window layer keeps only its last w keys (slot = position % w); masking by the
+    positions it reports gives exactly full windowed attention, for a prefill longer than the window
+    followed by one-token and several-token steps."""
+    n, d, window = 23, 8, 5
+    q, k, v = qkv(1, 4, 2, n, n, d, seed=7)
+    full = attention_reference(q, k, v, causal=True, window=window)
+    cache = KVCache(2, 1, 2, d, max_seq_len, dtype=np.float64, windows=[window, None])
+    outs, t = [], 0
+    for step in (7, 1, 1, 3, 1, 4, 1, 1, 2, 1, 1):  # 23 positions
+        k_all, v_all, pos = cache.append(0, k[:, :, t : t + step], v[:, :, t : t + step], return_positions=True)
+        outs.append(attention(q[:, :, t : t + step], k_all, v_all, window=window,
+                              q_positions=np.arange(t, t + step), k_positions=pos))
+        cache.append(1, k[:, :, t : t + step], v[:, :, t : t + step])
+        t += step
+        assert cache.stored == [min(t, window), t] and len(cache) == t
+        assert sorted(cache.positions(0)) == list(range(max(t - window, 0), t))
+    np.testing.assert_allclose(np.concatenate(outs, axis=2), full, atol=1e-12)
+    held_k, _ = cache.get(0)
+    np.testing.assert_array_equal(held_k, k[:, :, cache.positions(0)])  # slot s holds the key of positions(0)[s]
+    assert cache.nbytes == (window + n) * 2 * d * 2 * 8  # entries x kv heads x (d + d_v) x float64
+    assert cache.bytes_per_token == 2 * 2 * d * 2 * 8
+
+
+def test_growing_cache_doubles_and_copies_branch():
+    cache = KVCache(1, 1, 1, 4, None)  # max_seq_len None: the buffers grow as tokens arrive
+    for t in range(9):
+        cache.append(0, np.full((1, 1, 1, 4), t), np.full((1, 1, 1, 4), -t))
+    assert cache.k[0].shape[2] == 16 and cache.allocated_nbytes == 2 * 16 * 4 * 4  # 1, 2, 4, 8, 16 slots
+    np.testing.assert_array_equal(cache.get(0)[0][0, 0, :, 0], np.arange(9))
+    branch = cache.copy()
+    branch.append(0, np.ones((1, 1, 1, 4)), np.ones((1, 1, 1, 4)))
+    assert len(branch) == 10 and len(cache) == 9
+    with pytest.raises(ValueError, match="windows"):
+        KVCache(2, 1, 1, 4, 8, windows=[3])
 
 
 def test_decode_attention_takes_one_query():

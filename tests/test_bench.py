@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from chapter2.bench import SCHEMA, cpu
-from chapter2.bench._harness import catalog_gpu
+from chapter2.host.bench import SCHEMA, cpu
+from chapter2.devices import catalog_gpu
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def check_document(doc, suite):
-    """The schema every result file follows (chapter2.bench docstring)."""
+    """The schema every result file follows (chapter2.host.bench docstring)."""
     assert doc["schema"] == SCHEMA and doc["suite"] == suite
     prov = doc["provenance"]
     dt.datetime.fromisoformat(prov["date"])  # an ISO 8601 timestamp

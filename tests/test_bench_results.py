@@ -4,12 +4,19 @@ Expected ops and bytes are recomputed here from the recorded shapes with the
 chapter's formulas (section 2.4.2: standard attention moves 4N^2 + 4Nd
 elements per head, FlashAttention 4Nd; QK^T and PV cost 2d FLOPs per
 (query, key) pair each), independently of `chapter2.bench_results`.
+
+Nothing here assumes how many runs, machines or devices are committed: every
+test that reads the committed results also runs (fixture `results`) on a copy
+of them in a temporary folder plus a second machine's runs (a GPU host: its
+two CPU suites and an H200 gpu-attention run), as committing results from a
+lent GPU machine will do.
 """
 
 import copy
 import datetime as dt
 import json
 import re
+import shutil
 import statistics
 
 import pytest
@@ -18,15 +25,35 @@ from chapter2 import bench_results as br
 from chapter2 import roofline
 
 COMMITTED = br.load_results()
+H200 = "cuda: NVIDIA H200"  # device_key of the synthetic H200 runs below
 
 # NVIDIA H200 SXM: 989.4 dense BF16 TFLOP/s (half the 1,979 sparse figure), 4.8 TB/s;
 # https://www.nvidia.com/en-us/data-center/h200/
 H200_BF16_FLOPS, H200_BANDWIDTH = 989.4e12, 4.8e12
 
 
-def only(suite):
-    (doc,) = [r for r in br.newest(COMMITTED) if r["suite"] == suite]
-    return doc
+@pytest.fixture(scope="module", params=["committed", "with a second machine"])
+def results(request, tmp_path_factory):
+    """The committed results; then a copy of them plus a second machine's runs, loaded from a folder."""
+    if request.param == "committed":
+        return COMMITTED
+    folder = tmp_path_factory.mktemp("bench")
+    for path in br.list_result_files():
+        shutil.copy(path, folder)
+    added = write_second_machine(folder)
+    loaded = br.load_results(folder)
+    assert sorted(r["file"] for r in loaded) == sorted([*(r["file"] for r in COMMITTED), *added])
+    return loaded
+
+
+def of_suite(results, suite):
+    """Every run of `suite` in `results` (one per file), whichever machines they came from."""
+    return [r for r in results if r["suite"] == suite]
+
+
+def without_h200(results):
+    """`results` less any H200 runs, so that the synthetic H200 runs below are the only ones on that device."""
+    return [r for r in results if br.device_key(r) != H200]
 
 
 def points_of(doc):
@@ -37,9 +64,10 @@ def points_of(doc):
 # the committed files
 
 
-def test_committed_results_parse_and_carry_provenance():
-    assert {r["suite"] for r in COMMITTED} >= {"cpu-attention", "cpu-tiny-lm"}
-    for doc in COMMITTED:
+def test_committed_results_parse_and_carry_provenance(results):
+    assert {r["suite"] for r in results} >= {"cpu-attention", "cpu-tiny-lm"}
+    assert len({r["file"] for r in results}) == len(results)
+    for doc in results:
         prov = doc["provenance"]
         date = dt.datetime.fromisoformat(prov["date"])
         assert date.tzinfo is not None  # UTC, as the harness writes it
@@ -47,13 +75,18 @@ def test_committed_results_parse_and_carry_provenance():
         assert prov["versions"]["numpy"] and prov["versions"]["chapter2"] and prov["python"]
         assert prov["device"]["kind"] and prov["device"]["name"]
         # the file is named <suite>-<device slug>-<UTC time of the run>.json
-        stamp = date.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = date.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         assert doc["file"].startswith(doc["suite"] + "-") and doc["file"].endswith(f"-{stamp}.json")
         assert br.check_result(doc) is doc
 
 
-def test_cpu_attention_points_are_ops_over_bytes_from_the_shapes():
-    doc = only("cpu-attention")
+def test_cpu_attention_points_are_ops_over_bytes_from_the_shapes(results):
+    assert of_suite(results, "cpu-attention")
+    for doc in of_suite(results, "cpu-attention"):
+        check_cpu_attention_points(doc)
+
+
+def check_cpu_attention_points(doc):
     points = {(p.kernel, p.label): p for p in points_of(doc)}
     assert len(points) == 2 * len(doc["results"])
     for rec in doc["results"]:
@@ -71,8 +104,13 @@ def test_cpu_attention_points_are_ops_over_bytes_from_the_shapes():
             assert p.date == doc["provenance"]["date"] and p.device == br.device_key(doc)
 
 
-def test_tiny_lm_decode_points_from_the_model_config():
-    doc = only("cpu-tiny-lm")
+def test_tiny_lm_decode_points_from_the_model_config(results):
+    assert of_suite(results, "cpu-tiny-lm")
+    for doc in of_suite(results, "cpu-tiny-lm"):
+        check_tiny_lm_points(doc)
+
+
+def check_tiny_lm_points(doc):
     c = json.loads((br.TINY_LM_DIR / "config.json").read_text())
     h, v, inter, layers = c["hidden_size"], c["vocab_size"], c["intermediate_size"], c["num_hidden_layers"]
     n_q, n_kv, hd = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
@@ -84,28 +122,33 @@ def test_tiny_lm_decode_points_from_the_model_config():
 
     points = points_of(doc)
     assert [p.kernel for p in points] == ["decode"] * len(doc["results"])
-    for p, rec in zip(points, doc["results"]):
+    for p, rec in zip(points, doc["results"], strict=True):
         n, steps = rec["prompt_tokens"], rec["decode_steps"]
         ops = statistics.fmean(flops(n + k) for k in range(1, steps + 1))  # cache holds n + k after step k
         assert p.intensity == pytest.approx(ops / rec["decode"]["bytes_per_step"], rel=1e-12)
         assert p.achieved_flops == pytest.approx(ops / rec["decode"]["median_s"], rel=1e-12)
 
 
-def test_cpu_roofs_are_the_measured_matmul_rate_and_copy_bandwidth():
-    attn, lm = only("cpu-attention"), only("cpu-tiny-lm")
-    assert br.device_key(attn) == br.device_key(lm)  # one machine, named two ways by the two suites
-    (panel,) = [p for p in br.rooflines() if p.device == br.device_key(attn)]
-    (compute,), (memory,) = panel.compute_roofs, panel.memory_roofs
-    assert compute.value == max(r["matmul"]["flops"] / r["matmul"]["min_s"] for r in attn["results"])
-    # both roofs from the attention run itself (it measures its copy bandwidth beside the matmul rate)
-    assert memory.value == attn["copy"]["large"]["bytes_moved"] / attn["copy"]["large"]["median_s"]
-    assert compute.measured and memory.measured and (compute.source, memory.source) == (attn["file"], attn["file"])
-    assert panel.dates == tuple(sorted({attn["provenance"]["date"][:10], lm["provenance"]["date"][:10]}))
-    assert len(panel.points) == 2 * len(attn["results"]) + len(lm["results"])
+def test_cpu_roofs_are_the_measured_matmul_rate_and_copy_bandwidth(results):
+    cpu_panels = [p for p in br.rooflines(results) if not p.is_gpu]
+    assert cpu_panels
+    # the two suites name a CPU differently (core count, model name) but one machine is one panel
+    assert any(len(p.files) == 2 for p in cpu_panels)
+    for panel in cpu_panels:
+        runs = [r for r in br.newest(results) if br.device_key(r) == panel.device]  # newest per suite, oldest first
+        assert panel.files == tuple(r["file"] for r in runs)
+        (attn,), lm = of_suite(runs, "cpu-attention"), of_suite(runs, "cpu-tiny-lm")
+        (compute,), (memory,) = panel.compute_roofs, panel.memory_roofs
+        assert compute.value == max(r["matmul"]["flops"] / r["matmul"]["min_s"] for r in attn["results"])
+        # both roofs from the attention run itself (it measures its copy bandwidth beside the matmul rate)
+        assert memory.value == attn["copy"]["large"]["bytes_moved"] / attn["copy"]["large"]["median_s"]
+        assert compute.measured and memory.measured and (compute.source, memory.source) == (attn["file"], attn["file"])
+        assert panel.dates == tuple(sorted({r["provenance"]["date"][:10] for r in runs}))
+        assert len(panel.points) == 2 * len(attn["results"]) + sum(len(r["results"]) for r in lm)
 
 
 def test_tiny_lm_run_of_another_model_is_refused():
-    doc = copy.deepcopy(only("cpu-tiny-lm"))
+    doc = copy.deepcopy(of_suite(COMMITTED, "cpu-tiny-lm")[-1])
     doc["config"]["parameters"] += 1
     with pytest.raises(ValueError, match="parameters"):
         br.roofline_points([doc])
@@ -120,7 +163,7 @@ def h200_lower_bound(flops, nbytes):
 
 
 def synthetic_h200_result(date="2026-01-02T03:04:05+00:00"):
-    """The layout `chapter2.bench.gpu` writes, for three of its device shapes, every kernel at half the roof."""
+    """The layout `chapter2.host.bench.gpu` writes, for three of its device shapes, every kernel at half the roof."""
     element = 2  # bf16
     results = []
     b, h, n, d = 4, 16, 4096, 128
@@ -134,7 +177,7 @@ def synthetic_h200_result(date="2026-01-02T03:04:05+00:00"):
                                      {"variant": "sdpa_default", "median_s": t, "min_s": t},
                                      {"variant": "sdpa_cudnn", "error": "RuntimeError: no kernel"}], "ratios": {}})
     b, h_q, h_kv, s = 8, 32, 8, 32768
-    # the measured copy: a made-up 4.3 TB/s (the order docs/DESIGN notes measured on an H200), below the catalog 4.8
+    # the measured copy: a made-up 4.3 TB/s, a plausible copy rate below the H200's catalog 4.8 TB/s
     cache = 2 * b * h_kv * s * d * element
     nbytes = cache + 2 * b * h_q * d * element
     t = 2 * h200_lower_bound(4 * b * h_q * d * s, nbytes)
@@ -197,51 +240,140 @@ def test_gpu_result_sits_under_the_h200_catalog_roof():
         ("compute", H200_BF16_FLOPS, False), ("memory", H200_BANDWIDTH, False), ("memory", pytest.approx(4.3e12), True)]
 
 
-def test_newest_run_per_device_and_suite_and_no_interpreter_runs():
+def test_newest_run_per_device_and_suite_and_no_interpreter_runs(results):
     old, new = synthetic_h200_result("2026-01-01T00:00:00+00:00"), synthetic_h200_result("2026-02-01T00:00:00+00:00")
     interp = synthetic_h200_result("2026-03-01T00:00:00+00:00")
     interp["config"]["interpreter"], interp["provenance"]["device"] = True, {"kind": "cpu", "name": "cpu (Triton interpreter)"}
     assert br.newest([new, old, interp]) == [new]
     assert br.roofline_points([interp]) == []
-    gpu_panel = br.rooflines([*COMMITTED, old, new])[0]  # GPUs first
-    assert gpu_panel.name == "NVIDIA H200" and gpu_panel.dates == ("2026-02-01",) and gpu_panel.is_gpu
+    panels = br.rooflines([*without_h200(results), old, new])
+    assert panels[0].is_gpu and [p.is_gpu for p in panels] == sorted((p.is_gpu for p in panels), reverse=True)  # GPUs first
+    (gpu_panel,) = [p for p in panels if p.device == H200]
+    assert gpu_panel.name == "NVIDIA H200" and gpu_panel.dates == ("2026-02-01",) and gpu_panel.files == (new["file"],)
+    assert br.device_roofline("cuda", [old, new]) == gpu_panel
 
 
 # -----------------------------------------------------------------------------
 # the figure
 
 
+def title(panel):
+    return f"{panel.name}, measured {', '.join(panel.dates)}"
+
+
+def check_alt_text(panels, alt):
+    """One paragraph per panel, in order, naming its device and dates and quoting each drawn point's numbers."""
+    parts = [part for part in re.split(r"(?=Log-log roofline of )", alt) if part.strip()]
+    assert len(parts) == len(panels)
+    for panel, part in zip(panels, parts, strict=True):
+        assert part.startswith(f"Log-log roofline of {title(panel)}:")
+        unit, div = ("TFLOP/s", 1e12) if panel.is_gpu else ("GFLOP/s", 1e9)
+        drawn = [p for p in panel.points if not panel.is_gpu or p.kernel.startswith("triton")]  # a GPU: Triton only
+        assert drawn
+        for p in drawn:  # each point's numbers, read back from the alt text (3 significant figures)
+            found = re.search(re.escape(p.label) + rf": ([\d,.]+) operations per byte, ([\d,.]+) {unit}", part)
+            assert found, p.label
+            intensity, rate = (float(x.replace(",", "")) for x in found.groups())
+            assert intensity == pytest.approx(p.intensity, rel=5e-3)
+            assert rate == pytest.approx(p.achieved_flops / div, rel=5e-3)
+
+
 def test_measured_roofline_figure_names_device_and_date():
-    from chapter2.figures import alt_text, render_svg
+    from chapter2.host.figures import alt_text, render_svg
 
     svg = render_svg("measured_roofline")
     alt = alt_text("measured_roofline")
-    for panel in br.rooflines():
+    panels = br.rooflines()
+    for panel in panels:
         assert panel.name in svg and panel.name in alt
         for date in panel.dates:
             assert date in svg and date in alt
-        for p in panel.points:  # each point's numbers, read back from the alt text (3 significant figures)
-            found = re.search(re.escape(p.label) + r": ([\d,.]+) operations per byte, ([\d,.]+) GFLOP/s", alt)
-            intensity, rate = (float(x.replace(",", "")) for x in found.groups())
-            assert intensity == pytest.approx(p.intensity, rel=5e-3)
-            assert rate == pytest.approx(p.achieved_flops / 1e9, rel=5e-3)
+    check_alt_text(panels, alt)
     assert render_svg("measured_roofline") == svg  # deterministic: nothing from the clock
 
 
-def test_figure_draws_a_gpu_panel_too():
+def test_figure_draws_every_device_and_a_gpu_panel_too(results):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from chapter2.figures import measured
+    from chapter2.host.figures import measured
 
-    panels = br.rooflines([*COMMITTED, synthetic_h200_result()])
-    fig = measured.draw(panels)
-    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    plt.close(fig)
-    assert titles[0] == "NVIDIA H200, measured 2026-01-02" and len(titles) == len(panels) == 2
+    for runs in (results, [*without_h200(results), synthetic_h200_result()]):
+        panels = br.rooflines(runs)
+        fig = measured.draw(panels)
+        titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+        plt.close(fig)
+        assert titles == [title(p) for p in panels]
+        check_alt_text(panels, measured._alt(panels))
+    assert titles[0] == "NVIDIA H200, measured 2026-01-02"  # GPUs first
     assert "H200-SXM dense BF16 peak (catalog)" in measured._alt(panels)
+
+
+def test_pages_find_a_cpu_panel(results):
+    """docs/attention.md quotes `device_roofline("cpu")`: a CPU panel with both roofs, whatever else is committed."""
+    panel = br.device_roofline("cpu", results)
+    assert not panel.is_gpu and panel.compute_roofs and panel.memory_roofs and panel.dates
+    assert any(p.kernel == "decode" for p in panel.points)
+
+
+# -----------------------------------------------------------------------------
+# a second machine's results, as committing the lent GPU machine's runs would add them
+
+
+SECOND_CPU = {"kind": "cpu", "machine": "x86_64", "processor": None, "cpu_count": 16, "triton_interpret": None}
+SECOND_PLATFORM = "Linux-5.15.0-122-generic-x86_64-with-glibc2.35"
+
+
+def rescaled(value, speedup):
+    """`value` with every time (keys ending in _s) divided by `speedup` and every rate (_per_s) multiplied."""
+    if isinstance(value, dict):
+        return {k: (v * speedup if k.endswith("per_s") else v / speedup if k.endswith("_s") else rescaled(v, speedup))
+                if isinstance(v, float) else rescaled(v, speedup) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rescaled(v, speedup) for v in value]
+    return value
+
+
+def second_machine_run(doc, date, name, speedup):
+    """A committed CPU run as a 16-core GPU host would record it: its own device, date, platform and times."""
+    run = rescaled({k: v for k, v in doc.items() if k != "file"}, speedup)
+    prov = run["provenance"]
+    prov.update(date=date, platform=SECOND_PLATFORM, python="3.12.3", device={**SECOND_CPU, "name": name})
+    prov["versions"].update(torch="2.11.0+cu128", triton="3.6.0")
+    if "model_dir" in run["config"]:
+        run["config"]["model_dir"] = "/home/runner/chapter2/src/chapter2/data/tiny_lm"  # the shipped model, elsewhere
+    return run
+
+
+def write_second_machine(folder):
+    """Write a second machine's three result files into `folder`, named as the harness names them; return the names."""
+    stamp = lambda date: dt.datetime.fromisoformat(date).strftime("%Y%m%dT%H%M%SZ")  # noqa: E731
+    attn = second_machine_run(of_suite(COMMITTED, "cpu-attention")[-1], "2026-12-01T10:00:00+00:00",
+                              "CPU x86_64 (16 logical cores)", speedup=3.0)
+    lm = second_machine_run(of_suite(COMMITTED, "cpu-tiny-lm")[-1], "2026-12-01T10:20:00+00:00",
+                            "Intel(R) Xeon(R) Platinum 8468", speedup=2.5)
+    gpu = {k: v for k, v in synthetic_h200_result("2026-12-01T10:40:00+00:00").items() if k != "file"}
+    files = {f"cpu-attention-cpu-x86-64-16-logical-cores-{stamp(attn['provenance']['date'])}.json": attn,
+             f"cpu-tiny-lm-intel-r-xeon-r-platinum-8468-{stamp(lm['provenance']['date'])}.json": lm,
+             f"gpu-attention-nvidia-h200-{stamp(gpu['provenance']['date'])}.json": gpu}
+    for name, doc in files.items():
+        (folder / name).write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    return list(files)
+
+
+def test_second_machine_is_a_device_of_its_own(results):
+    panels = br.rooflines(results)
+    devices = {br.device_key(r) for r in results}
+    assert [p.device for p in panels] == sorted(devices, key=lambda k: (not k.startswith("cuda:"), k))
+    for panel in panels:  # each panel holds its own device's points and roofs, from its own files
+        assert {p.device for p in panel.points} == {panel.device}
+        mine = {r["file"] for r in results if br.device_key(r) == panel.device}
+        assert set(panel.files) <= mine and {r.source for r in panel.roofs if r.measured} <= mine
+    if len(devices) > 1:  # the second machine's CPU is faster: its roofs are not the first machine's
+        cpu = [p for p in panels if not p.is_gpu]
+        assert len({p.compute_roofs[0].value for p in cpu}) == len(cpu)
 
 
 # -----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""`python -m chapter2.bench.tiny_lm` at toy size: it runs, prints its table and writes well-formed JSON.
+"""`python -m chapter2.host.bench.tiny_lm` at toy size: it runs, prints its table and writes well-formed JSON.
 
 No timing is asserted (benchmarks are not tests); the byte counts are checked
 against first principles: a decode step reads every parameter once (the tied
@@ -16,12 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _oracles import require
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+torch = require("torch")
+transformers = require("transformers")
 
-from chapter2.bench import SCHEMA  # noqa: E402
-from chapter2.bench import tiny_lm  # noqa: E402
+from chapter2.host.bench import SCHEMA  # noqa: E402
+from chapter2.host.bench import tiny_lm  # noqa: E402
+from chapter2.devices import device_name  # noqa: E402
 
 VOCAB, HIDDEN, LAYERS, KV_HEADS, HEAD_DIM, CONTEXT = 96, 32, 2, 1, 8, 40
 PROMPTS, STEPS = [4, 12], 3
@@ -41,7 +43,7 @@ def checkpoint(tmp_path_factory):
 
 
 def run_module(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "chapter2.bench.tiny_lm", *map(str, args)], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "chapter2.host.bench.tiny_lm", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -59,7 +61,7 @@ def test_module_writes_json_with_provenance_and_first_principles_bytes(checkpoin
     dt.datetime.fromisoformat(prov["date"])
     assert set(prov["git"]) >= {"commit", "dirty"}
     assert prov["versions"]["numpy"] == np.__version__
-    assert prov["device"]["name"] == tiny_lm.cpu_model_name() and prov["device"]["name"]
+    assert prov["device"]["name"] == device_name("cpu") and prov["device"]["name"]
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists() and "model name" in cpuinfo.read_text():
         line = next(x for x in cpuinfo.read_text().splitlines() if x.startswith("model name"))

@@ -36,7 +36,7 @@ def hook_and_config():
 
 
 def test_a_failing_figure_fails_the_build(hook_and_config, monkeypatch):
-    from chapter2 import figures
+    from chapter2.host import figures
 
     hook, config = hook_and_config
     figures._discover()

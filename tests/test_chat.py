@@ -3,10 +3,11 @@
 import json
 
 import pytest
+from _oracles import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-transformers = pytest.importorskip("transformers")  # the oracle; part of the [hf] extra
+transformers = require("transformers")  # the oracle; part of the [hf] extra
 
 from chapter2.chat import TEMPLATES, check_messages, render_chat, render_jinja  # noqa: E402
 from chapter2.tokenizer import DEFAULT_SPECIAL_TOKENS, BPETokenizer, train_bpe  # noqa: E402

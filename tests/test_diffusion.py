@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from _oracles import require
 
 from chapter2 import calculators, diffusion, models
 from chapter2.calculators.bottlenecks import duration
@@ -56,7 +57,7 @@ def test_latent_sizes_reject_shapes_the_vae_cannot_take():
 
 def test_attention_flops_match_real_tensors():
     # Oracle: torch's FLOP counter on per-head attention (H heads of dh, H * dh = width), one layer.
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     from torch.utils.flop_counter import FlopCounterMode
 
     tokens, heads, dh = 96, 4, 16

@@ -4,7 +4,7 @@ Without a GPU the kernels run in Triton's CPU interpreter. TRITON_INTERPRET=1
 must be in force when Triton and the kernels are defined, and another test
 module may already have imported Triton without it (transformers imports
 triton), so a module-scoped fixture runs every test here inside
-`chapter2.kernels.interpreter()`, which switches Triton and the kernel modules
+`chapter2.host.kernels.interpreter()`, which switches Triton and the kernel modules
 to interpreter mode and restores the environment variable afterwards. With
 TRITON_INTERPRET=0 and a CUDA device the same tests run on the GPU.
 
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import torch
 
-import chapter2.kernels as kernels
+import chapter2.host.kernels as kernels
 
 INTERPRET = os.environ.get("TRITON_INTERPRET", "1") != "0"  # the interpreter unless explicitly disabled
 DEVICE = "cpu" if INTERPRET else "cuda"
@@ -40,7 +40,7 @@ def triton_mode():
 
 
 def flash_fwd():
-    from chapter2.kernels import flash_fwd as module
+    from chapter2.host.kernels import flash_fwd as module
 
     return module
 
@@ -275,7 +275,7 @@ def _run(code, env):
 
 
 def test_importing_kernels_imports_neither_torch_nor_triton():
-    code = "import sys, chapter2.kernels; print(sorted(m for m in ('torch', 'triton') if m in sys.modules))"
+    code = "import sys, chapter2.host.kernels; print(sorted(m for m in ('torch', 'triton') if m in sys.modules))"
     result = _run(code, os.environ.copy())
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
@@ -287,7 +287,7 @@ def test_kernels_compile_for_hopper():
     key loops are software pipelined."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["TRITON_DEFAULT_FP_FUSION"] = "1"
-    code = ("import json; from chapter2.kernels.compile_check import all_variants; "
+    code = ("import json; from chapter2.host.kernels.compile_check import all_variants; "
             "print(json.dumps(all_variants(90, quick=True)))")
     result = _run(code, env)
     assert result.returncode == 0, result.stderr[-3000:]

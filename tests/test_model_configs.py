@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from _oracles import require
 
 from chapter2.models import CONFIG_DIR, ModelConfig, describe_architecture, list_configs, load_config
 
@@ -98,8 +99,8 @@ def test_parameter_counts_by_hand():
 
 
 def _hf_meta_model(name):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    torch = require("torch")
+    transformers = require("transformers")
     raw = {k: v for k, v in json.loads((CONFIG_DIR / f"{name}.json").read_text()).items() if not k.startswith("_")}
     raw.pop("quantization_config", None)  # FP8 storage: irrelevant to the count, needs a GPU kernel library
     config = transformers.AutoConfig.for_model(**raw)
@@ -124,7 +125,7 @@ def test_totals_match_transformers_model_classes(name):
 
 def test_transformers_5_config_dialect_reads_the_same():
     # transformers >= 5 writes rope_parameters and num_local_experts; the hub file uses rope_theta and num_experts
-    transformers = pytest.importorskip("transformers")
+    transformers = require("transformers")
     raw = {k: v for k, v in json.loads((CONFIG_DIR / "Qwen3-235B-A22B.json").read_text()).items() if not k.startswith("_")}
     v5 = transformers.Qwen3MoeConfig(**raw).to_dict()
     assert "rope_parameters" in v5
@@ -278,8 +279,8 @@ def test_kv_cache_calculator_shows_the_library_values():
 
 
 def test_kv_cache_figure_renders():
-    pytest.importorskip("matplotlib")
-    from chapter2.figures import alt_text, render_svg
+    require("matplotlib")
+    from chapter2.host.figures import alt_text, render_svg
 
     svg = render_svg("kv_cache_growth")
     assert svg.startswith("<?xml") and "Mistral-7B-v0.1" in svg
@@ -309,8 +310,8 @@ VARIANTS = {
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_variant_layouts_match_transformers(variant):
     """Dialects of config.json as transformers 5 writes them, counted against the real module."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    torch = require("torch")
+    transformers = require("transformers")
     cls_name, extra = VARIANTS[variant]
     hf_config = getattr(transformers, cls_name)(**TINY, **extra)
     with torch.device("meta"):

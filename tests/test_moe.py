@@ -66,6 +66,29 @@ def test_route_matches_mixtral_router():
     np.testing.assert_allclose(routing.weights.sum(-1), 1.0, atol=1e-15)
 
 
+def test_router_semantics_in_float32():
+    # what the numpy transformer asks of the router: float32, raw or renormalised top-k weights
+    logits = np.log(np.array([[0.1, 0.2, 0.3, 0.4]]))
+    routing = route(logits, 2, normalize=False, dtype=np.float32)
+    assert routing.experts.tolist() == [[3, 2]] and routing.weights.dtype == np.float32
+    np.testing.assert_allclose(routing.weights, [[0.4, 0.3]], rtol=1e-6)  # raw softmax probabilities
+    weights = route(logits, 2, normalize=True, dtype=np.float32).weights
+    np.testing.assert_allclose(weights, [[4 / 7, 3 / 7]], rtol=1e-6)  # renormalised over the top 2
+
+
+def test_moe_forward_takes_per_expert_lists_and_a_dtype():
+    """The checkpoint layout (one matrix per expert, as the transformer holds them) gives the stacked result."""
+    rng = np.random.default_rng(4)
+    x, router = rng.standard_normal((5, 6)), rng.standard_normal((4, 6))
+    w_gate, w_up, w_down = rng.standard_normal((4, 3, 6)), rng.standard_normal((4, 3, 6)), rng.standard_normal((4, 6, 3))
+    stacked = moe_forward(x, router, w_gate, w_up, w_down, k=2)
+    listed = moe_forward(x, router, list(w_gate), list(w_up), list(w_down), k=2)
+    np.testing.assert_array_equal(listed, stacked)
+    single = moe_forward(x, router, list(w_gate), list(w_up), list(w_down), k=2, dtype=np.float32)
+    assert single.dtype == np.float32 and stacked.dtype == np.float64
+    np.testing.assert_allclose(single, stacked, rtol=1e-4, atol=1e-5)
+
+
 def test_route_first_principles():
     routing = route(np.log([[0.1, 0.5, 0.15, 0.25]]), 2, normalize=False)
     np.testing.assert_array_equal(routing.experts, [[1, 3]])
@@ -96,7 +119,7 @@ def test_formula_limits():
         assert expected_experts_touched(e, k, 0) == 0
         assert math.isclose(expected_experts_touched(e, k, 10**6), e, rel_tol=1e-12)  # a huge batch touches all
         touched = [expected_experts_touched(e, k, t) for t in range(1, 200)]
-        assert all(a <= b for a, b in zip(touched, touched[1:]))
+        assert all(a <= b for a, b in itertools.pairwise(touched))
 
 
 def variance_of_touched(n_experts, k, n_tokens):

@@ -10,7 +10,7 @@ BUILD = """
 import hashlib, sys
 from pathlib import Path
 sys.path.insert(0, {hooks!r})
-from chapter2.figures import build_all
+from chapter2.host.figures import build_all
 from wheel import build_wheel
 out = Path(sys.argv[1])
 paths = build_all(out / "figures") + [build_wheel(Path({root!r}), out / "wheel")]

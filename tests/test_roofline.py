@@ -4,13 +4,14 @@ import json
 import math
 
 import pytest
+from _oracles import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chapter2 import calculators, models, roofline
+from chapter2.models import ModelConfig
 from chapter2.calculators.bottlenecks import duration
 from chapter2.hardware import GPUS, custom_gpu
-from chapter2.roofline import LLMSpec
 
 H100 = GPUS["H100-SXM"]
 
@@ -30,7 +31,7 @@ def test_matmul_and_matvec_intensity_from_first_principles():
 
 def test_matmul_intensity_matches_real_tensors():
     # The oracle: torch's FLOP counter on a real matmul, and the bytes of A, B and C.
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     from torch.utils.flop_counter import FlopCounterMode
 
     a, b = torch.randn(97, 40), torch.randn(40, 59)
@@ -100,7 +101,7 @@ def test_attention_steps_sum_to_the_closed_forms(N, d, dtype):
 def test_attention_counts_match_real_tensors():
     # The oracle: run attention in torch, count the matmul FLOPs with torch's counter and the bytes of
     # every tensor each step reads and writes.
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     from torch.utils.flop_counter import FlopCounterMode
 
     N, d = 97, 40
@@ -144,7 +145,18 @@ def test_attention_rejects_bad_shapes():
 # --------------------------------------------------------------------------- LLM prefill and decode
 
 # A dense toy model in plain numbers: 1B parameters, 16 layers, 16 heads of 64, 4 KV heads.
-TOY = LLMSpec("toy", 1e9, 1e9, n_layers=16, n_heads=16, n_kv_heads=4, head_dim=64)
+TOY = ModelConfig.from_numbers("toy", 1e9, 1e9, n_layers=16, n_heads=16, n_kv_heads=4, head_dim=64)
+
+
+def test_a_model_in_plain_numbers_is_a_model_config():
+    # the one model description: plain numbers give a ModelConfig whose counts are the numbers given
+    p = TOY.params()
+    assert isinstance(TOY, ModelConfig) and (p.total, p.active, p.matmul_active, p.embedding, p.lm_head) == (1e9, 1e9, 1e9, 0, 0)
+    assert TOY.kv_cache_bytes_per_token("fp16") == 2 * 16 * 4 * 64 * 2 and TOY.kv_cache_bytes(10, 3, "fp16") == 30 * 2 * 16 * 4 * 64 * 2
+    assert TOY.flops_per_token(100) == 2e9 + 4 * 16 * 16 * 64 * 100 and not TOY.is_moe
+    moe = ModelConfig.from_numbers("moe", 100e9, 10e9, 8, 8, 8, 64, n_experts=64, experts_per_token=4)
+    assert moe.is_moe and (moe.num_experts, moe.num_experts_per_tok) == (64, 4)
+    assert roofline.prompt_flops("Llama-3.1-8B", 7) == roofline.prompt_flops(models.load_config("Llama-3.1-8B"), 7)
 
 
 def test_decode_by_hand_for_plain_numbers():
@@ -186,7 +198,7 @@ def test_batching_raises_decode_intensity():
 
 
 def test_moe_weight_reads_grow_from_active_to_total():
-    moe = LLMSpec("moe", 100e9, 10e9, n_layers=8, n_heads=8, n_kv_heads=8, head_dim=64, n_experts=64, experts_per_token=4)
+    moe = ModelConfig.from_numbers("moe", 100e9, 10e9, n_layers=8, n_heads=8, n_kv_heads=8, head_dim=64, n_experts=64, experts_per_token=4)
     one = roofline.weight_bytes_touched(moe, 1, 2)
     assert one == pytest.approx(2 * 10e9)  # one token reads exactly the active weights
     reads = [roofline.weight_bytes_touched(moe, t, 2) for t in (1, 4, 16, 64, 256, 4096)]
@@ -237,9 +249,9 @@ def test_prefill_and_decode_reject_bad_input():
     with pytest.raises(ValueError, match="part"):
         roofline.decode_critical_batch(TOY, 10, part="attention")
     with pytest.raises(ValueError, match="experts_per_token"):
-        LLMSpec("x", 1e9, 1e8, 2, 2, 2, 2, n_experts=2, experts_per_token=4)
+        ModelConfig.from_numbers("x", 1e9, 1e8, 2, 2, 2, 2, n_experts=2, experts_per_token=4)
     with pytest.raises(ValueError, match="params_active"):
-        LLMSpec("x", 1e9, 2e9, 2, 2, 2, 2)
+        ModelConfig.from_numbers("x", 1e9, 2e9, 2, 2, 2, 2)
 
 
 # --------------------------------------------------------------------------- calculators

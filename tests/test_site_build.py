@@ -5,7 +5,7 @@ import json
 import re
 import zipfile
 
-from chapter2.figures import REGISTRY as FIGURES, _discover
+from chapter2.host.figures import REGISTRY as FIGURES, _discover
 
 
 def test_strict_build_produces_the_whole_site(site_dir):
@@ -22,6 +22,7 @@ def test_strict_build_produces_the_whole_site(site_dir):
     wheel = site_dir / "pyodide" / lock["packages"]["chapter2"]["file_name"]
     names = zipfile.ZipFile(wheel).namelist()
     assert "chapter2/activations.py" in names and not any("/kernels/" in n for n in names)
+    assert not any(n.startswith("chapter2/host/") for n in names)  # torch / triton / matplotlib stay on the host
 
 
 def test_no_page_references_a_remote_script_or_font(site_dir):

@@ -275,9 +275,9 @@ def test_scaling_figure_renders_deterministically():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from chapter2.figures import REGISTRY
-    from chapter2.figures import ssm as ssm_figures  # noqa: F401 - registers the figure
-    from chapter2.figures._style import style
+    from chapter2.host.figures import REGISTRY
+    from chapter2.host.figures import ssm as ssm_figures  # noqa: F401 - registers the figure
+    from chapter2.host.figures._style import style
 
     spec = REGISTRY["attention_vs_ssm_scaling"]
 

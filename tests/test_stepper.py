@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _oracles import require
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+torch = require("torch")
+transformers = require("transformers")
 
 from chapter2 import stepper  # noqa: E402
 from chapter2.calculators import _registry  # noqa: E402
@@ -232,7 +233,7 @@ def test_bad_model_tokenizer_or_folder(loaded, tmp_path):
 
 
 def test_calculator_outputs_equal_the_library(checkpoint, loaded, monkeypatch):
-    monkeypatch.setattr(stepper, "DEFAULT_MODEL_DIR", checkpoint[0])
+    monkeypatch.setattr(stepper, "TINY_LM_DIR", checkpoint[0])
     model, tok = loaded
     for raw in [dict(prompt="The cache grows", n_steps="5", temperature="0"),
                 dict(prompt="prefill then decode", n_steps="12", temperature="0.8")]:
@@ -258,7 +259,7 @@ def test_calculator_outputs_equal_the_library(checkpoint, loaded, monkeypatch):
     (dict(temperature="-1"), "temperature", "at least 0"),
 ])
 def test_calculator_bad_input_names_the_field(checkpoint, monkeypatch, raw, field, match):
-    monkeypatch.setattr(stepper, "DEFAULT_MODEL_DIR", checkpoint[0])
+    monkeypatch.setattr(stepper, "TINY_LM_DIR", checkpoint[0])
     with pytest.raises(FieldError, match=match) as err:
         _registry.compute("prefill_decode", raw)
     assert err.value.field == field
@@ -274,14 +275,18 @@ SHIPPED_PROMPTS = ["The KV cache stores the keys and values", "Prefill", "A deco
 def shipped_hf():
     import chapter2
 
-    folder = stepper.DEFAULT_MODEL_DIR
+    from chapter2.models import TINY_LM_DIR
+    from chapter2.tokenizer import TINY_TOKENIZER_PATH
+
+    folder = TINY_LM_DIR  # the one definition of the shipped model's folder, used by stepper, tokenizer, bench
     assert folder == Path(chapter2.__file__).resolve().parent / "data" / "tiny_lm"  # inside the package (wheel)
+    assert stepper.TINY_LM_DIR is folder and TINY_TOKENIZER_PATH.parent == folder
     return transformers.LlamaForCausalLM.from_pretrained(folder, dtype=torch.float64).eval()
 
 
 def test_load_defaults_to_the_shipped_model():
     model, tok = stepper.load()
-    assert stepper.load(stepper.DEFAULT_MODEL_DIR)[0] is model
+    assert stepper.load(stepper.TINY_LM_DIR)[0] is model
     c = model.config
     # from its config.json: 4 layers, 2 KV heads of 32 -> 2 x 4 x 2 x 32 x 8 bytes (float64) = 4,096 per token
     assert (c.num_hidden_layers, c.num_key_value_heads, c.head_dim) == (4, 2, 32)

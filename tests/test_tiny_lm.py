@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _oracles import require
 
-torch = pytest.importorskip("torch")  # the oracle side: transformers on CPU
-transformers = pytest.importorskip("transformers")
+torch = require("torch")  # the oracle side: transformers on CPU
+transformers = require("transformers")
 
 from chapter2.models.transformer import load_pretrained  # noqa: E402
 from chapter2.tokenizer import TINY_TOKENIZER_PATH, BPETokenizer, tiny, train_bpe  # noqa: E402

@@ -6,10 +6,11 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from _oracles import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-tokenizers = pytest.importorskip("tokenizers")  # the oracle; part of the [hf] extra, always installed in CI
+tokenizers = require("tokenizers")  # the oracle; part of the [hf] extra, always installed in CI
 
 from chapter2 import calculators  # noqa: E402
 from chapter2.calculators.tokens import show_tokens  # noqa: E402

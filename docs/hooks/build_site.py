@@ -1,6 +1,6 @@
 """MkDocs hook: everything the site needs beyond Markdown, made at build time.
 
-- figures: `chapter2.figures.build_all` draws every SVG into the built site;
+- figures: `chapter2.host.figures.build_all` draws every SVG into the built site;
 - the browser runtime: the `chapter2` wheel, the Pyodide files (self-hosted,
   verified by hash) or the CDN setting, and `assets/chapter2/config.js`;
 - vendored front-end assets (mermaid) from node_modules;
@@ -61,7 +61,7 @@ def _add(files, config, uri: str, *, path: Path | None = None, content: str | by
 def on_files(files, config):
     tmp = Path(_state["tmp"].name)
     try:
-        from chapter2.figures import build_all
+        from chapter2.host.figures import build_all
 
         for svg in build_all(tmp / "figures"):
             _add(files, config, f"figures/{svg.name}", path=svg)

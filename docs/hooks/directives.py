@@ -20,6 +20,7 @@ import io
 import math
 import re
 import runpy
+import tomllib
 import traceback
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def _legacy_py(text, page_path):  # MIGRATION ONLY
         return text
     ns = {"chapter2": chapter2}
     for module in pkgutil.iter_modules(chapter2.__path__):
-        if module.name.startswith("_") or module.name in {"kernels", "bench", "figures", "pages"}:
+        if module.name.startswith("_") or module.name in {"host", "pages"}:
             continue
         ns[module.name] = importlib.import_module(f"chapter2.{module.name}")
     ns["fmt"] = ns["format"]
@@ -92,7 +93,7 @@ def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict, pa
         if kind == "calculator":
             return render_calculator(name)
         if kind == "snippet":
-            return render_snippet(name, root, snippet_cache)
+            return render_snippet(name, root, snippet_cache, page_path=page_path)
         return render_figure(name, page_path)
 
     return DIRECTIVE.sub(block, markdown)
@@ -201,13 +202,24 @@ def run_snippet(path: Path) -> str:
     return out.getvalue()
 
 
-def render_snippet(name: str, root: Path, cache: dict) -> str:
+def render_snippet(name: str, root: Path, cache: dict, page_path: str = "") -> str:
+    """A snippet block. `cache` (one dict per build) holds each snippet's output, and which pages
+    already have the note on running the snippets outside the browser: the first block of a page gets it."""
     path = root / "snippets" / f"{name}.py"
     if not path.exists():
         raise DirectiveError(f"snippet {name!r}: {path} does not exist")
     source = path.read_text()
     if name not in cache:
         cache[name] = run_snippet(path)
+    install = ""
+    if ("install-note", page_path) not in cache:  # a tuple key never collides with a snippet name
+        cache[("install-note", page_path)] = True
+        project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+        whl = f"{project['name']}-{project['version']}-py3-none-any.whl"  # the site's wheel (wheel.build_wheel)
+        link = "../" * page_path.count("/") + f"pyodide/{whl}"  # relative to the page source: MkDocs checks it
+        install = (f"To run these snippets outside the browser: download [{whl}]({link}){{ download }}, "
+                   f"`pip install {whl}` (it needs only numpy), save a snippet as a file and run it with `python`.\n"
+                   "{: .c2-snippet__install }\n")
     e = html.escape
     fence = "````"
     return f"""
@@ -225,6 +237,7 @@ def render_snippet(name: str, root: Path, cache: dict) -> str:
 <span class="c2-snippet__status" data-snippet-status role="status">Output below is from CPython at build time.</span></div>
 <pre class="c2-snippet__output" data-snippet-output aria-live="polite" tabindex="0">{e(cache[name])}</pre>
 
+{install}
 </div>
 """
 
@@ -232,7 +245,7 @@ def render_snippet(name: str, root: Path, cache: dict) -> str:
 # ---------------------------------------------------------------- figures
 def render_figure(name: str, page_path: str) -> str:
     """A Markdown image relative to the page's source, so MkDocs checks and rewrites the link."""
-    from chapter2 import figures
+    from chapter2.host import figures
 
     try:
         alt = figures.alt_text(name)

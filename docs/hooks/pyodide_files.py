@@ -1,6 +1,6 @@
 """Gather the Pyodide runtime for self-hosting, verifying every file by hash.
 
-Sources (see DESIGN.md):
+Sources (how the site uses them: README.md, "Pyodide source"):
 - the npm package `pyodide@0.27.7` (installed by `npm ci`, its tarball checked
   by the integrity hash in package-lock.json) holds the core files and the
   official `pyodide-lock.json`;

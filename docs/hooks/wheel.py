@@ -3,6 +3,12 @@
 A wheel is a zip with the package files and a `*.dist-info` folder; writing it
 here (instead of calling a build backend) keeps the site build fast and makes
 the wheel byte-for-byte reproducible: sorted entries, fixed timestamps.
+
+What stays out is decided by the folder layout, not by a list of names: the
+package keeps everything that needs torch, Triton or matplotlib (kernels, the
+torch twin, benchmarks, figures) in one subpackage, `chapter2/host/`, and
+Pyodide has none of those libraries, so that one folder is skipped (plus
+bytecode caches). A new module is shipped unless it is put under `host/`.
 """
 
 from __future__ import annotations
@@ -14,9 +20,7 @@ import zipfile
 from pathlib import Path
 
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
-# Modules that need torch/triton/matplotlib are left out of the browser wheel.
-EXCLUDE_DIRS = {"__pycache__", "kernels", "bench", "figures"}
-EXCLUDE_FILES_PREFIX = ("torch_",)
+HOST_ONLY = "host"  # chapter2/host/: needs a host Python with torch / triton / matplotlib; never in the browser
 
 
 def _record_hash(data: bytes) -> str:
@@ -24,12 +28,11 @@ def _record_hash(data: bytes) -> str:
 
 
 def package_files(src: Path) -> list[Path]:
+    """Every file of the package except `host/` and bytecode caches, sorted."""
     files = []
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
-        if path.is_dir() or any(part in EXCLUDE_DIRS for part in rel.parts):
-            continue
-        if path.suffix in {".pyc"} or path.name.startswith(EXCLUDE_FILES_PREFIX):
+        if path.is_dir() or rel.parts[0] == HOST_ONLY or "__pycache__" in rel.parts or path.suffix == ".pyc":
             continue
         files.append(path)
     return files

@@ -30,15 +30,13 @@
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 
-import chapter2
+from chapter2.models import TINY_LM_DIR as MODEL_DIR
 from chapter2.models.transformer import load_pretrained
 from chapter2.tokenizer import BPETokenizer
 
-MODEL_DIR = Path(chapter2.__file__).parent / "data" / "tiny_lm"
 model = load_pretrained(MODEL_DIR)  # float32 weights
 tokenizer = BPETokenizer.from_file(MODEL_DIR / "tokenizer.json")
 c = model.config
@@ -140,7 +138,7 @@ print(f"roofline lower bound: {prefill_bound * 1e3:.3f} ms")
 # token.
 
 # %%
-logits, cache = model.prefill(prompt)
+logits, cache = model.prefill(prompt, max_seq_len=len(prompt) + 32)  # room for 32 decode steps, allocated now
 token = int(np.argmax(logits[-1]))
 steps, generated = [], []
 for _ in range(32):
@@ -153,13 +151,13 @@ for _ in range(32):
 decode_s = float(np.median(steps))
 decode_flops = 2 * matmul_params
 # every weight and the whole cache, once per step
-decode_bytes = weight_bytes + cache.length * kv_bytes_per_token
+decode_bytes = weight_bytes + cache.seq_len * kv_bytes_per_token
 decode_intensity = decode_flops / decode_bytes
 memory_s = decode_bytes / bandwidth
 decode_bound = max(decode_flops / peak, memory_s)
 
 print(f"decode:    median {decode_s * 1e3:.3f} ms per token,"
-      f" {1 / decode_s:,.0f} tokens/s (context {cache.length})")
+      f" {1 / decode_s:,.0f} tokens/s (context {cache.seq_len})")
 print(f"intensity: {decode_intensity:.2f} ops/byte:"
       f" {'compute' if decode_intensity > ridge else 'memory'} bound")
 print(f"roofline lower bound: {decode_bound * 1e3:.4f} ms per token"

@@ -19,7 +19,7 @@ from ._checks import finite_real, float_array
 
 __all__ = [
     "relu", "relu_slope", "sigmoid", "silu", "silu_slope", "swish", "swish_slope",
-    "gelu", "gelu_slope", "swiglu", "ACTIVATIONS",
+    "gelu", "gelu_slope", "swiglu", "softmax", "ACTIVATIONS",
 ]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -156,6 +156,22 @@ def swiglu(x, w_gate, w_up):
     if x.shape[-1:] != w_gate.shape[1:]:
         raise ValueError(f"x's last dimension must be d_model = {w_gate.shape[1]} (w_gate is (d_ff, d_model)), got x of shape {x.shape}")
     return silu(x @ w_gate.T) * (x @ w_up.T)
+
+
+def softmax(x, axis: int = -1):
+    """exp(x) / sum(exp(x)) along `axis`: non-negative weights that sum to 1.
+
+    The one softmax of the numpy core: attention weights (`chapter2.attention`),
+    router probabilities (`chapter2.moe`) and sampling distributions
+    (`chapter2.sampling`) all call it. The maximum along `axis` is subtracted
+    first (softmax does not change when every entry moves by the same amount),
+    so every exponent is <= 0 and exp never overflows. Entries of -inf (masked
+    keys, banned tokens) get weight 0; each slice needs at least one finite entry.
+    Returns the input's floating dtype (integers become float64).
+    """
+    x = _as_float(x)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
 
 
 # name -> (value function, slope function, short description); the calculator and figure use this table.

@@ -24,12 +24,19 @@ Conventions (pinned down by the tests):
   `i - w < j <= i`: the window is the look-back size, the token itself
   included (the convention of Hugging Face transformers). A window implies
   the causal mask. With `w >= N_k` it equals plain causal attention.
+- **Explicit positions.** `attention` and `attention_weights` also take
+  `q_positions` (N_q,) and `k_positions` (N_k,): the absolute position of
+  every query and key, which then replace the index alignment above (mask
+  from `position_mask`). A rolling KV cache needs this: it stores keys out of
+  order (position p in slot p % w), so a key's index no longer says its
+  position (`chapter2.kv_cache`, and the numpy transformer that uses it).
 
 Three implementations of the same function:
 
 - `attention_reference`: the float64 oracle, a loop over (batch, head, query)
   that lists each query's visible keys from the definition above.
-- `attention`: vectorized numpy, materializes the `(N_q, N_k)` score matrix.
+- `attention`: vectorized numpy, materializes the `(N_q, N_k)` score matrix
+  (the one masked attention every numpy caller uses, the tiny transformer included).
 - `flash_attention`: FlashAttention (Dao et al. 2022, arXiv:2205.14135,
   Algorithm 1; loop order of FlashAttention-2, Dao 2023, arXiv:2307.08691,
   Algorithm 1): tiles of `block_q` queries by `block_k` keys with an online
@@ -44,9 +51,10 @@ import math
 import numpy as np
 
 from ._checks import float_array, positive_int
+from .activations import softmax
 
 __all__ = [
-    "attention_mask", "attended_pairs", "attention_weights", "attention", "attention_reference",
+    "attention_mask", "position_mask", "attended_pairs", "attention_weights", "attention", "attention_reference",
     "flash_attention", "flash_schedule", "TILE_SKIPPED", "TILE_MASKED", "TILE_FULL",
 ]
 
@@ -103,6 +111,17 @@ def _scale(scale, d: int) -> float:
 # the mask
 
 
+def _visible(q_pos: np.ndarray, k_pos: np.ndarray, causal: bool, window) -> np.ndarray:
+    """(N_q, N_k) bool from absolute positions: causal j <= i; window w: also j > i - w."""
+    q, k = q_pos[:, None], k_pos[None, :]
+    visible = np.ones((q.shape[0], k.shape[1]), dtype=bool)
+    if causal:
+        visible &= k <= q
+    if window is not None:
+        visible &= k > q - window
+    return visible
+
+
 def attention_mask(n_q: int, n_k: int | None = None, *, causal: bool = False, window: int | None = None) -> np.ndarray:
     """Boolean (n_q, n_k) array, True where query i may attend to key j.
 
@@ -112,14 +131,29 @@ def attention_mask(n_q: int, n_k: int | None = None, *, causal: bool = False, wi
     n_q = positive_int("n_q", n_q)
     n_k = n_q if n_k is None else positive_int("n_k", n_k)
     causal, window = _check_mask_args(n_q, n_k, causal, window)
-    pos = np.arange(n_q)[:, None] + (n_k - n_q)  # (n_q, 1) absolute query positions
-    key = np.arange(n_k)[None, :]  # (1, n_k)
-    visible = np.ones((n_q, n_k), dtype=bool)
-    if causal:
-        visible &= key <= pos
-    if window is not None:
-        visible &= key > pos - window
-    return visible
+    return _visible(np.arange(n_q) + (n_k - n_q), np.arange(n_k), causal, window)
+
+
+def _positions(name: str, value) -> np.ndarray:
+    arr = np.asarray(value)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must be an array of integer positions, got dtype {arr.dtype}")
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array of positions, got shape {arr.shape}")
+    return arr.astype(np.int64, copy=False)
+
+
+def position_mask(q_positions, k_positions, *, causal: bool = True, window: int | None = None) -> np.ndarray:
+    """Boolean (N_q, N_k) array from explicit positions: the query at position i sees the key at j
+    iff j <= i (causal) and i - w < j (window w, which implies causal).
+
+    The keys may come in any order (a rolling KV cache holds position p in slot p % w).
+    """
+    q_pos, k_pos = _positions("q_positions", q_positions), _positions("k_positions", k_positions)
+    if not isinstance(causal, bool | np.bool_):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    window = None if window is None else positive_int("window", window)
+    return _visible(q_pos, k_pos, bool(causal) or window is not None, window)
 
 
 def attended_pairs(n_q: int, n_k: int | None = None, *, causal: bool = False, window: int | None = None) -> int:
@@ -172,34 +206,54 @@ def _compute_dtype(*arrays):
     return np.result_type(*arrays, np.float32)  # float16 inputs accumulate in float32, as GPU kernels do
 
 
-def attention_weights(q, k, *, causal=False, window=None, scale=None) -> np.ndarray:
-    """softmax(Q K^T * scale + mask): (B, H_q, N_q, N_k), each row sums to 1 over the visible keys."""
+def _mask(n_q: int, n_k: int, causal, window, q_positions, k_positions) -> np.ndarray:
+    """The (N_q, N_k) mask of `attention`: from the index alignment, or from explicit positions."""
+    if q_positions is None and k_positions is None:
+        return attention_mask(n_q, n_k, causal=causal, window=window)
+    if q_positions is None or k_positions is None:
+        raise TypeError("q_positions and k_positions must be given together (or neither)")
+    mask = position_mask(q_positions, k_positions, causal=causal, window=window)
+    if mask.shape != (n_q, n_k):
+        raise ValueError(f"q_positions and k_positions must have N_q = {n_q} and N_k = {n_k} entries, "
+                         f"got {mask.shape[0]} and {mask.shape[1]}")
+    if not mask.any(axis=1).all():
+        raise ValueError("every query must see at least one key (check q_positions and k_positions)")
+    return mask
+
+
+def attention_weights(q, k, *, causal=False, window=None, scale=None, q_positions=None, k_positions=None) -> np.ndarray:
+    """softmax(Q K^T * scale + mask): (B, H_q, N_q, N_k), each row sums to 1 over the visible keys.
+
+    The mask is the index-aligned causal/window mask, or with `q_positions` and
+    `k_positions` the one `position_mask` builds from those positions.
+    """
     q = float_array("q", q, ndim=4)
     k = float_array("k", k, ndim=4)
     _check_qkv(q, k, k)  # v only needs k's shape here
     (b, h_q, n_q, d), (_, h_kv, n_k, _) = q.shape, k.shape
-    mask = attention_mask(n_q, n_k, causal=causal, window=window)  # (N_q, N_k)
+    mask = _mask(n_q, n_k, causal, window, q_positions, k_positions)  # (N_q, N_k)
     dtype = _compute_dtype(q, k)
-    qg = q.astype(dtype).reshape(b, h_kv, h_q // h_kv, n_q, d)  # (B, H_kv, G, N_q, d): G query heads per K/V head
-    scores = qg @ k.astype(dtype)[:, :, None].swapaxes(-1, -2) * dtype.type(_scale(scale, d))  # (B, H_kv, G, N_q, N_k)
+    qg = q.astype(dtype, copy=False).reshape(b, h_kv, h_q // h_kv, n_q, d)  # (B, H_kv, G, N_q, d): G query heads per K/V head
+    scores = qg @ k.astype(dtype, copy=False)[:, :, None].swapaxes(-1, -2) * dtype.type(_scale(scale, d))  # (B, H_kv, G, N_q, N_k)
     scores = np.where(mask, scores, -np.inf)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights /= weights.sum(axis=-1, keepdims=True)
-    return weights.reshape(b, h_q, n_q, n_k)  # (B, H_q, N_q, N_k)
+    return softmax(scores).reshape(b, h_q, n_q, n_k)  # (B, H_q, N_q, N_k)
 
 
-def attention(q, k, v, *, causal=False, window=None, scale=None) -> np.ndarray:
+def attention(q, k, v, *, causal=False, window=None, scale=None, q_positions=None, k_positions=None) -> np.ndarray:
     """Standard attention, O = softmax(Q K^T * scale + mask) V, materializing the score matrix.
 
     q (B, H_q, N_q, d), k (B, H_kv, N_k, d), v (B, H_kv, N_k, d_v) -> (B, H_q, N_q, d_v),
-    in the inputs' precision (at least float32).
+    in the inputs' precision (at least float32). `q_positions` (N_q,) and
+    `k_positions` (N_k,), given together, place queries and keys at explicit
+    positions for the causal/window mask (keys in any order, as a rolling KV cache holds them).
     """
     q, k, v, group = _check_qkv(q, k, v)
     b, h_q, n_q, _ = q.shape
     h_kv = k.shape[1]
-    p = attention_weights(q, k, causal=causal, window=window, scale=scale)  # (B, H_q, N_q, N_k)
+    p = attention_weights(q, k, causal=causal, window=window, scale=scale,
+                          q_positions=q_positions, k_positions=k_positions)  # (B, H_q, N_q, N_k)
     p = p.reshape(b, h_kv, group, n_q, -1)  # (B, H_kv, G, N_q, N_k)
-    out = p @ v.astype(p.dtype)[:, :, None]  # (B, H_kv, G, N_q, d_v)
+    out = p @ v.astype(p.dtype, copy=False)[:, :, None]  # (B, H_kv, G, N_q, d_v)
     return out.reshape(b, h_q, n_q, v.shape[-1])
 
 

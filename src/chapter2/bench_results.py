@@ -1,7 +1,7 @@
 """Measured benchmark results, read back: roofline points and roofs (chapter sections 2.4 and 2.5).
 
-`python -m chapter2.bench cpu|gpu` and `python -m chapter2.bench.tiny_lm`
-write one JSON file per run (layout in `chapter2.bench`). The runs kept as
+`python -m chapter2.host.bench cpu|gpu` and `python -m chapter2.host.bench.tiny_lm`
+write one JSON file per run (layout in `chapter2.host.bench`). The runs kept as
 the site's measured results live in `chapter2/data/bench/`. This module lists
 and loads them, keeps the newest run per device and suite, and turns each
 measured kernel into a point on its device's roofline:
@@ -43,6 +43,8 @@ from pathlib import Path
 
 from . import attention, hardware, roofline
 from ._checks import dtype_bytes
+from .devices import catalog_gpu, display_name
+from .models import TINY_LM_DIR
 
 __all__ = [
     "BENCH_DIR",
@@ -65,8 +67,7 @@ __all__ = [
 # A path next to the package (not importlib.resources): `chapter2/data` is not a
 # package, and a pure-Python wheel installed in Pyodide unpacks to real files.
 BENCH_DIR = Path(__file__).resolve().parent / "data" / "bench"
-TINY_LM_DIR = Path(__file__).resolve().parent / "data" / "tiny_lm"
-SCHEMA = "chapter2.bench/1"  # the layout `chapter2.bench` writes (same string as chapter2.bench.SCHEMA)
+SCHEMA = "chapter2.bench/1"  # the layout `chapter2.host.bench` writes (same string as chapter2.host.bench.SCHEMA)
 SUITES = ("cpu-attention", "cpu-tiny-lm", "gpu-attention")
 
 
@@ -162,17 +163,6 @@ def device_key(result: dict) -> str:
         return f"cuda: {device['name']}"
     prov = result["provenance"]
     return f"{device['kind']}: {device.get('machine')}, {device.get('cpu_count')} logical cores, {prov.get('platform')}"
-
-
-def _device_name(results: list[dict]) -> str:
-    """A display name for one device's results: the most specific name any of them recorded."""
-    device = results[0]["provenance"]["device"]
-    if device["kind"] == "cuda":
-        return device["name"]
-    named = [r["provenance"]["device"]["name"] for r in results
-             if not r["provenance"]["device"]["name"].startswith("CPU ")]  # the CPU suite's generic name
-    cores = f"{device.get('cpu_count')} logical cores"
-    return f"{named[0]} ({device.get('machine')}, {cores})" if named else device["name"]
 
 
 def _is_interpreter_run(result: dict) -> bool:
@@ -424,12 +414,7 @@ def _catalog_gpu(run):
     key = (run["config"].get("catalog") or {}).get("catalog_key")
     if key in hardware.GPUS:
         return hardware.GPUS[key]
-    name = run["provenance"]["device"]["name"].lower()
-    for key, gpu in hardware.GPUS.items():
-        model = key.split("-")[0].lower()
-        if model in name.replace("-", " ").split():
-            return gpu
-    return None
+    return catalog_gpu(run["provenance"]["device"]["name"])
 
 
 # -----------------------------------------------------------------------------
@@ -472,7 +457,7 @@ def rooflines(results=None) -> list[DeviceRoofline]:
     for key in sorted(groups, key=lambda k: (not k.startswith("cuda:"), k)):
         runs = groups[key]
         out.append(DeviceRoofline(
-            device=key, name=_device_name(runs),
+            device=key, name=display_name(r["provenance"]["device"] for r in runs),
             dates=tuple(sorted({r["provenance"]["date"][:10] for r in runs})),
             files=tuple(r.get("file", "") for r in runs), roofs=roofs.get(key, ()),
             points=tuple(roofline_points(runs))))

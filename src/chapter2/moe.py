@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import dtype_bytes, finite_real, float_array, positive_int
-from .activations import silu
+from .activations import softmax, swiglu
 
 __all__ = [
     "MoeSpec", "QWEN3_235B_A22B", "MIXTRAL_8X7B", "Routing", "route", "moe_forward",
@@ -123,8 +123,7 @@ def route(router_logits, k: int, *, normalize: bool = True, dtype=np.float64) ->
     k = _check_k(k, logits.shape[1])
     if not isinstance(normalize, bool | np.bool_):
         raise TypeError(f"normalize must be True or False, got {normalize!r}")
-    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    probs = e / e.sum(axis=-1, keepdims=True)  # (T, E)
+    probs = softmax(logits)  # (T, E)
     experts = np.argsort(-probs, axis=-1, kind="stable")[:, :k]  # (T, k) best first, lower index on ties
     weights = np.take_along_axis(probs, experts, axis=-1)  # (T, k)
     if normalize:
@@ -133,36 +132,58 @@ def route(router_logits, k: int, *, normalize: bool = True, dtype=np.float64) ->
 
 
 # --8<-- [start:moe_forward]
-def moe_forward(x, router_weight, w_gate, w_up, w_down, *, k: int, normalize: bool = True) -> np.ndarray:
+def moe_forward(x, router_weight, w_gate, w_up, w_down, *, k: int, normalize: bool = True,
+                dtype=np.float64) -> np.ndarray:
     """A sparse MoE block: y_t = sum over the k chosen experts e of weight_{t,e} * FFN_e(x_t).
 
     x (T, D); router_weight (E, D); w_gate, w_up (E, I, D); w_down (E, D, I) (PyTorch
-    Linear layout, out x in). FFN_e(x) = W_down[e] (silu(W_gate[e] x) * W_up[e] x).
+    Linear layout, out x in), or each of the three a list of E per-expert
+    matrices, as a checkpoint stores them (the numpy transformer passes those).
+    FFN_e(x) = W_down[e] (silu(W_gate[e] x) * W_up[e] x).
     Each expert runs once on the tokens routed to it (token dispatch), never on all tokens.
-    Returns (T, D) in float64.
+    Computed and returned in `dtype` (T, D); the router's softmax in at least float32, as transformers does.
     """
-    x = float_array("x", x, ndim=2).astype(np.float64)
+    dtype = _float_dtype(dtype)
+    x = float_array("x", x, ndim=2).astype(dtype, copy=False)
     router_weight = float_array("router_weight", router_weight, ndim=2)
-    w_gate = float_array("w_gate", w_gate, ndim=3)
-    w_up = float_array("w_up", w_up, ndim=3)
-    w_down = float_array("w_down", w_down, ndim=3)
     n_tokens, hidden = x.shape
-    n_experts, inter = w_gate.shape[0], w_gate.shape[1]
+    w_gate, w_up, w_down = _experts("w_gate", w_gate), _experts("w_up", w_up), _experts("w_down", w_down)
+    n_experts, inter = len(w_gate), w_gate[0].shape[0]
     if router_weight.shape != (n_experts, hidden):
         raise ValueError(f"router_weight must be (E, D) = {(n_experts, hidden)}, got {router_weight.shape}")
-    if w_gate.shape != (n_experts, inter, hidden) or w_up.shape != w_gate.shape:
-        raise ValueError(f"w_gate and w_up must both be (E, I, D) with D = {hidden}, got {w_gate.shape} and {w_up.shape}")
-    if w_down.shape != (n_experts, hidden, inter):
-        raise ValueError(f"w_down must be (E, D, I) = {(n_experts, hidden, inter)}, got {w_down.shape}")
-    routing = route(x @ router_weight.T, k, normalize=normalize)  # router logits (T, E)
-    out = np.zeros((n_tokens, hidden), dtype=np.float64)
+    if len(w_up) != n_experts or any(w.shape != (inter, hidden) for w in (*w_gate, *w_up)):
+        raise ValueError(f"w_gate and w_up must both be E = {n_experts} matrices (I, D) with D = {hidden}")
+    if len(w_down) != n_experts or any(w.shape != (hidden, inter) for w in w_down):
+        raise ValueError(f"w_down must be E = {n_experts} matrices (D, I) = {(hidden, inter)}")
+    logits = x @ router_weight.astype(dtype, copy=False).T  # router logits (T, E)
+    routing = route(logits, k, normalize=normalize, dtype=np.promote_types(dtype, np.float32))
+    out = np.zeros((n_tokens, hidden), dtype=dtype)
     for e in np.unique(routing.experts):  # only experts some token picked are touched
         tokens, slot = np.nonzero(routing.experts == e)  # which tokens chose e, and in which of their k slots
-        h = x[tokens]  # (T_e, D)
-        ffn = (silu(h @ w_gate[e].T) * (h @ w_up[e].T)) @ w_down[e].T  # (T_e, D)
-        out[tokens] += routing.weights[tokens, slot][:, None] * ffn
+        gate, up, down = (w[e].astype(dtype, copy=False) for w in (w_gate, w_up, w_down))
+        ffn = swiglu(x[tokens], gate, up) @ down.T  # (T_e, D)
+        out[tokens] += routing.weights[tokens, slot, None].astype(dtype, copy=False) * ffn
     return out
 # --8<-- [end:moe_forward]
+
+
+def _float_dtype(dtype) -> np.dtype:
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a numpy floating dtype, got {dtype!r}") from None
+    if not np.issubdtype(dtype, np.floating):
+        raise TypeError(f"dtype must be a numpy floating dtype, got {dtype}")
+    return dtype
+
+
+def _experts(name: str, weights):
+    """E expert matrices, from an (E, rows, cols) array or a list of E (rows, cols) arrays (no stacking copy)."""
+    if isinstance(weights, list | tuple):
+        if not weights:
+            raise ValueError(f"{name} must hold at least one expert")
+        return [float_array(f"{name}[{e}]", w, ndim=2) for e, w in enumerate(weights)]
+    return float_array(name, weights, ndim=3)
 
 
 # -----------------------------------------------------------------------------

@@ -13,7 +13,9 @@ kernel is compute bound. The roofline says the same in one line,
 
 This module computes intensities for a matmul, a matrix-vector product,
 attention (the chapter's worked example, step by step) and the two phases of
-LLM inference, prefill and decode, with lower-bound times for each.
+LLM inference, prefill and decode, with lower-bound times for each. The
+model is a `chapter2.models.ModelConfig`, or the name of a shipped config
+(`ModelConfig.from_numbers` describes one by plain numbers).
 All byte counts are the minimum traffic to device memory (each tensor read or
 written once); real kernels move at least this much, so times are lower bounds.
 """
@@ -21,6 +23,7 @@ written once); real kernels move at least this much, so times are lower bounds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -28,6 +31,7 @@ from ._checks import dtype_bytes as _dtype_bytes
 from ._checks import finite_real, positive_int
 from .hardware import GPU, get_gpu, tensor_dtype
 from .linear import matmul_cost
+from .models import ModelConfig, load_config
 
 __all__ = [
     "matmul_intensity",
@@ -38,7 +42,6 @@ __all__ = [
     "AttentionCost",
     "attention_intensity",
     "flash_attention_intensity",
-    "LLMSpec",
     "PhaseEstimate",
     "prompt_flops",
     "weight_bytes_touched",
@@ -203,68 +206,6 @@ def flash_attention_intensity(N, d, dtype_bytes=2) -> AttentionCost:
 # --------------------------------------------------------------------------- LLM prefill and decode
 
 
-@dataclass(frozen=True)
-class _Params:
-    total: float
-    active: float
-
-
-@dataclass(frozen=True)
-class LLMSpec:
-    """A decoder-only LLM as plain numbers, for when no config object is at hand.
-
-    It answers the same questions a `chapter2.models.ModelConfig` does:
-    `params()` (.total, .active), `kv_cache_bytes_per_token(dtype)`,
-    `flops_per_token(context)` and `attention_flops_per_token(context)`, so
-    `prefill` and `decode` take either. For a mixture-of-experts model give
-    `n_experts` (routed experts per layer) and `experts_per_token`.
-    """
-
-    name: str
-    params_total: float
-    params_active: float
-    n_layers: int
-    n_heads: int
-    n_kv_heads: int
-    head_dim: int
-    n_experts: int = 1
-    experts_per_token: int = 1
-
-    def __post_init__(self):
-        finite_real("params_total", self.params_total, low=0, low_open=True)
-        finite_real("params_active", self.params_active, low=0, low_open=True, high=self.params_total)
-        for arg in ("n_layers", "n_heads", "n_kv_heads", "head_dim", "n_experts", "experts_per_token"):
-            positive_int(arg, getattr(self, arg))
-        if self.experts_per_token > self.n_experts:
-            raise ValueError(f"experts_per_token ({self.experts_per_token}) must be <= n_experts ({self.n_experts})")
-
-    def params(self) -> _Params:
-        return _Params(self.params_total, self.params_active)
-
-    def kv_cache_bytes_per_token(self, dtype="fp16") -> float:
-        """K and V for every layer: 2 x n_layers x n_kv_heads x head_dim elements."""
-        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * _dtype_bytes("dtype", dtype)
-
-    def attention_flops_per_token(self, context) -> float:
-        """4 x n_layers x n_heads x head_dim x context: QK^T and PV each take 2 x head_dim
-        operations per head per key, and the token attends to `context` keys (itself included)."""
-        context = positive_int("context", context)
-        return 4 * self.n_layers * self.n_heads * self.head_dim * context
-
-    def flops_per_token(self, context) -> float:
-        """2 x active params (one multiply-add per weight) + attention over `context` keys."""
-        return 2 * self.params_active + self.attention_flops_per_token(context)
-
-
-def _experts(model) -> tuple[int, int]:
-    """(routed experts per layer, experts per token) of a model; (1, 1) for a dense one."""
-    for total_name, k_name in (("n_experts", "experts_per_token"), ("num_experts", "num_experts_per_tok")):
-        e, k = getattr(model, total_name, None), getattr(model, k_name, None)
-        if e and k:
-            return int(e), int(k)
-    return 1, 1
-
-
 def weight_bytes_touched(model, tokens, weight_bytes_per_param) -> float:
     """Bytes of weights a step must read to process `tokens` tokens together.
 
@@ -275,11 +216,12 @@ def weight_bytes_touched(model, tokens, weight_bytes_per_param) -> float:
     token reads exactly the active parameters; a large batch reads nearly all.
     An untied input embedding is a row lookup, so it is not counted.
     """
+    model = _model(model)
     tokens = positive_int("tokens", tokens)
     weight_bytes_per_param = finite_real("weight_bytes_per_param", weight_bytes_per_param, low=0, low_open=True)
     p = model.params()
     streamed = _weights_streamed(p)
-    n_experts, k = _experts(model)
+    n_experts, k = model.num_experts, model.num_experts_per_tok  # 0, 0 for a dense model
     if n_experts <= 1 or p.total == p.active:
         return streamed * weight_bytes_per_param
     per_expert = (p.total - p.active) / (n_experts - k)  # one expert's weights, summed over layers
@@ -357,15 +299,13 @@ class PhaseEstimate:
         return self.memory_needed <= self.gpu.memory_bytes * self.n_gpus
 
 
-def _model(model):
-    """A config object from a shipped name (via chapter2.models), or the object itself."""
+def _model(model) -> ModelConfig:
+    """The ModelConfig of a shipped config's name, or the ModelConfig itself."""
     if isinstance(model, str):
-        from . import models  # lazy: the catalog of shipped configs lives there
-
-        return models.load_config(model)
-    for method in ("params", "kv_cache_bytes_per_token", "flops_per_token"):
-        if not callable(getattr(model, method, None)):
-            raise TypeError(f"model must be a shipped config name, an LLMSpec or a config with {method}(), got {model!r}")
+        return load_config(model)
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"model must be a shipped config name or a chapter2.models.ModelConfig "
+                        f"(ModelConfig.from_numbers for plain numbers), got {type(model).__name__}")
     return model
 
 
@@ -376,35 +316,20 @@ def prompt_flops(model, prompt_tokens) -> float:
     a sliding window w caps some layers, then affine again; so the sum is taken
     in closed form per piece, (b - a + 1) (f(a) + f(b)) / 2 over [a, b].
     """
-    if not callable(getattr(model, "flops_per_token", None)):
-        raise TypeError(f"model must have a flops_per_token(context) method (a ModelConfig or LLMSpec), got {type(model).__name__}")
+    model = _model(model)
     return _sum_over_prompt(model.flops_per_token, model, prompt_tokens)
 
 
-def _attention_flops(model, context) -> float:
-    """Attention's share of flops_per_token (0 for a config that does not split it out)."""
-    fn = getattr(model, "attention_flops_per_token", None)
-    return fn(context) if callable(fn) else 0.0
-
-
-def _sum_over_prompt(f, model, prompt_tokens) -> float:
+def _sum_over_prompt(f, model: ModelConfig, prompt_tokens) -> float:
     P = positive_int("prompt_tokens", prompt_tokens)
-    window = getattr(model, "sliding_window", None) if getattr(model, "sliding_window_layers", ()) else None
+    window = model.sliding_window if model.sliding_window_layers else None
     cuts = [1] + ([window + 1] if window and window < P else []) + [P + 1]
-    return float(sum((b - a) * (f(a) + f(b - 1)) / 2 for a, b in zip(cuts, cuts[1:])))
+    return float(sum((b - a) * (f(a) + f(b - 1)) / 2 for a, b in pairwise(cuts)))
 
 
 def _weights_streamed(params) -> float:
     """Parameters a forward pass reads in full: all but an untied input embedding (a row lookup)."""
-    untied = getattr(params, "lm_head", 0) > 0
-    return params.total - (getattr(params, "embedding", 0) if untied else 0)
-
-
-def _kv_bytes(model, context, batch, kv_dtype) -> float:
-    """KV cache of `batch` sequences of `context` tokens (a config's own count caps sliding windows)."""
-    if callable(getattr(model, "kv_cache_bytes", None)):
-        return model.kv_cache_bytes(context, batch, kv_dtype)
-    return batch * context * model.kv_cache_bytes_per_token(kv_dtype)
+    return params.total - (params.embedding if params.lm_head > 0 else 0)
 
 
 def _phase_setup(model, gpu, dtype, kv_dtype):
@@ -424,10 +349,10 @@ def prefill(model, prompt_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_d
     P, batch = positive_int("prompt_tokens", prompt_tokens), positive_int("batch", batch)
     model, g, d, wb, kv_dtype = _phase_setup(model, gpu, dtype, kv_dtype)
     flops = batch * prompt_flops(model, P)
-    attention = batch * _sum_over_prompt(lambda c: _attention_flops(model, c), model, P)
+    attention = batch * _sum_over_prompt(model.attention_flops_per_token, model, P)
     kv_bytes = batch * P * model.kv_cache_bytes_per_token(kv_dtype)  # every prompt token's K and V written once
     weights = weight_bytes_touched(model, batch * P, wb)
-    memory = model.params().total * wb + _kv_bytes(model, P, batch, kv_dtype)
+    memory = model.params().total * wb + model.kv_cache_bytes(P, batch, kv_dtype)
     return PhaseEstimate("prefill", batch, batch * P, flops, attention, weights, kv_bytes, memory, g, d, positive_int("n_gpus", n_gpus))
 
 
@@ -444,8 +369,8 @@ def decode(model, context, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=No
     context, batch = positive_int("context", context), positive_int("batch", batch)
     model, g, d, wb, kv_dtype = _phase_setup(model, gpu, dtype, kv_dtype)
     flops = batch * model.flops_per_token(context)
-    attention = batch * _attention_flops(model, context)
-    kv_bytes = _kv_bytes(model, context, batch, kv_dtype)
+    attention = batch * model.attention_flops_per_token(context)
+    kv_bytes = model.kv_cache_bytes(context, batch, kv_dtype)  # a sliding window caps its layers' share
     weights = weight_bytes_touched(model, batch, wb)
     memory = model.params().total * wb + kv_bytes
     return PhaseEstimate("decode", batch, batch, flops, attention, weights, kv_bytes, memory, g, d, positive_int("n_gpus", n_gpus))

@@ -40,6 +40,7 @@ from numbers import Integral
 import numpy as np
 
 from ._checks import finite_real, positive_int
+from .activations import softmax
 
 __all__ = ["probs", "sample", "apply_logit_bias", "TOP_P_SLACK"]
 
@@ -129,11 +130,11 @@ def _softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
         out = np.zeros_like(logits)
         np.put_along_axis(out, np.argmax(logits, axis=-1)[..., None], 1.0, axis=-1)
         return out
-    # Subtract the max *before* dividing: (x - max) <= 0, so exp never overflows, even for T -> 0.
+    # Subtract the max *before* dividing by T: (x - max) / T <= 0 stays finite (or -inf) even for T -> 0,
+    # where x / T itself would overflow; softmax then subtracts its (zero) maximum again, harmlessly.
     with np.errstate(over="ignore"):  # (-1e308) - (1e308) -> -inf is fine: exp(-inf) = 0
         z = (logits - logits.max(axis=-1, keepdims=True)) / temperature
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+    return softmax(z)
 
 
 def _top_k(p: np.ndarray, z: np.ndarray, k: int | None) -> np.ndarray:

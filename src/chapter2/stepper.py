@@ -36,15 +36,13 @@ import numpy as np
 from . import sampling
 from ._checks import positive_int
 from .format import nbytes
+from .models import TINY_LM_DIR
 from .models.transformer import Transformer, load_pretrained
 from .tokenizer import BPETokenizer
 
-__all__ = ["DEFAULT_MODEL_DIR", "DTYPE", "TOP_N", "Candidate", "Step", "load", "step_through", "format_step",
+__all__ = ["DTYPE", "TOP_N", "Candidate", "Step", "load", "step_through", "format_step",
            "generated_ids", "generated_text"]
 
-# The tiny model shipped inside the package (trained by scripts/train_tiny_lm.py). A path next to
-# the module, not importlib.resources: a pure-Python wheel unpacks to real files, also in Pyodide.
-DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "data" / "tiny_lm"
 TOP_N = 5  # candidates recorded per step
 
 # float64 by default: CPython (BLAS) and the browser (numpy without BLAS) sum in different orders, and in
@@ -102,12 +100,12 @@ class Step:
 def load(folder=None, *, dtype=DTYPE) -> tuple[Transformer, BPETokenizer]:
     """(model, tokenizer) from a checkpoint folder (config.json, model.safetensors, tokenizer.json).
 
-    `folder` None means the shipped tiny model, `DEFAULT_MODEL_DIR` (looked up
+    `folder` None means the shipped tiny model, `chapter2.models.TINY_LM_DIR` (looked up
     at call time). Each folder is read once per process and kept in memory, so
     repeated calls (a calculator recomputing on every slider move) are fast.
     The model computes, and keeps its KV cache, in `dtype` (float64 or float32).
     """
-    folder = Path(DEFAULT_MODEL_DIR if folder is None else folder).resolve()
+    folder = Path(TINY_LM_DIR if folder is None else folder).resolve()
     key = (folder, np.dtype(dtype).name)
     if key not in _LOADED:
         if not (folder / "tokenizer.json").is_file():
@@ -182,13 +180,13 @@ def step_through(model: Transformer, tokenizer: BPETokenizer, prompt: str, n_ste
     except (TypeError, ValueError):
         raise TypeError(f"stop_ids must be an iterable of token ids, got {stop_ids!r}") from None
 
-    logits, cache = model.prefill(prompt_ids)  # (N, V): one pass over the whole prompt
+    logits, cache = model.prefill(prompt_ids, max_seq_len=len(prompt_ids) + n_steps)  # (N, V): one pass over the whole prompt
     logits = logits[-1]  # (V,): only the last position predicts the next token
     input_ids, input_text = tuple(prompt_ids), prompt
     steps: list[Step] = []
     for index in range(n_steps + 1):
         token = int(sampling.sample(logits, rng=rng, **settings))
-        steps.append(Step(index, input_ids, cache.length, cache.nbytes, _top_candidates(tokenizer, logits),
+        steps.append(Step(index, input_ids, cache.seq_len, cache.nbytes, _top_candidates(tokenizer, logits),
                           token, _text(tokenizer, token), input_text))
         if token in stop or index == n_steps:
             break

@@ -48,12 +48,14 @@ import re
 import unicodedata
 from pathlib import Path
 
+from .models import TINY_LM_DIR
+
 __all__ = [
     "BPETokenizer", "train_bpe", "tiny", "pre_tokenize", "bytes_to_unicode",
     "char_class", "TINY_TOKENIZER_PATH", "DEFAULT_SPECIAL_TOKENS",
 ]
 
-TINY_TOKENIZER_PATH = Path(__file__).resolve().parent / "data" / "tiny_lm" / "tokenizer.json"
+TINY_TOKENIZER_PATH = TINY_LM_DIR / "tokenizer.json"
 
 # Special tokens of the shipped tokenizer: the end-of-document marker and the
 # two ChatML markers used by `chapter2.chat` (each becomes one token id).

@@ -6,7 +6,9 @@
   models, shipped in `chapter2/data/configs/` (each with its `_source` URL).
 - `transformer`: the numpy reference model (prefill, decode, KV cache,
   `load_pretrained` of a Hugging Face checkpoint, `generate`).
-- `torch_model`: the same model in PyTorch (imported lazily; needs torch).
+- `TINY_LM_DIR`: the folder of the shipped tiny model.
+
+The same model in PyTorch is `chapter2.host.torch_model` (needs torch).
 
 Only numpy and the stdlib are imported here, so this runs in Pyodide.
 """
@@ -17,11 +19,15 @@ from pathlib import Path
 
 from .config import Architecture, ModelConfig, ParamCount, describe_architecture
 
-__all__ = ["ModelConfig", "ParamCount", "Architecture", "describe_architecture", "load_config", "list_configs", "CONFIG_DIR"]
+__all__ = ["ModelConfig", "ParamCount", "Architecture", "describe_architecture", "load_config", "list_configs",
+           "CONFIG_DIR", "TINY_LM_DIR"]
 
-# A path next to the package (not importlib.resources): `chapter2/data` is not a
+# Paths next to the package (not importlib.resources): `chapter2/data` is not a
 # package, and a pure-Python wheel installed in Pyodide unpacks to real files.
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "data" / "configs"
+# The shipped tiny model (config.json, model.safetensors, tokenizer.json; trained by
+# scripts/train_tiny_lm.py). The one place its folder is named: everything else imports it.
+TINY_LM_DIR = Path(__file__).resolve().parent.parent / "data" / "tiny_lm"
 
 
 def list_configs() -> list[str]:

@@ -14,6 +14,10 @@ inference engineer needs first:
   windows and DeepSeek's multi-head latent attention taken into account;
 - `flops_per_token(context)`: the compute one decoded token costs.
 
+`ModelConfig.from_numbers(...)` describes a model by plain numbers instead
+(parameter counts and attention sizes), for estimates without a config.json:
+`chapter2.roofline` takes a ModelConfig (or a shipped config's name) and nothing else.
+
 Supported layouts (the `architectures[0]` class name decides):
 Llama, Mistral (sliding window), Mixtral (MoE), Qwen2 (q/k/v bias), Qwen2-MoE
 (shared expert), Qwen3 (q/k RMSNorm), Qwen3-MoE, DeepSeek-V3 (multi-head
@@ -29,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._checks import dtype_bytes, positive_int
+from .._checks import dtype_bytes, finite_real, positive_int
 
 __all__ = ["ModelConfig", "ParamCount", "Architecture", "describe_architecture"]
 
@@ -196,11 +200,46 @@ class ModelConfig:
     v_head_dim: int | None = None
     source: str = ""
     raw: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
+    # parameter counts given as plain numbers (`from_numbers`); None: counted from the sizes above
+    param_counts: ParamCount | None = None
 
     # -- construction ----------------------------------------------------------
 
     @classmethod
-    def from_json(cls, path, name: str | None = None) -> "ModelConfig":
+    def from_numbers(cls, name: str, params_total, params_active, n_layers: int, n_heads: int, n_kv_heads: int,
+                     head_dim: int, n_experts: int = 1, experts_per_token: int = 1) -> ModelConfig:
+        """A model given as plain numbers, for when no config.json is at hand (roofline estimates).
+
+        The parameter counts are taken as given: `params()` returns them (every
+        active weight a matmul weight; no separate embedding or LM head). The
+        attention sizes give the KV cache and the attention FLOPs. For a mixture
+        of experts give `n_experts` (routed experts per layer) and
+        `experts_per_token`. Sizes it is not given (vocab_size, hidden_size,
+        intermediate_size) are 0, so it cannot build a `Transformer`.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {type(name).__name__}")
+        params_total = finite_real("params_total", params_total, low=0, low_open=True)
+        params_active = finite_real("params_active", params_active, low=0, low_open=True, high=params_total)
+        n_layers, n_heads, n_kv_heads, head_dim, n_experts, experts_per_token = (
+            positive_int(arg, value) for arg, value in (
+                ("n_layers", n_layers), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads), ("head_dim", head_dim),
+                ("n_experts", n_experts), ("experts_per_token", experts_per_token)))
+        if experts_per_token > n_experts:
+            raise ValueError(f"experts_per_token ({experts_per_token}) must be <= n_experts ({n_experts})")
+        if n_heads % n_kv_heads:
+            raise ValueError(f"n_heads ({n_heads}) must be a multiple of n_kv_heads ({n_kv_heads})")
+        moe = n_experts > 1
+        return cls(name=name, architecture="", model_type="", family="", task="causal language modeling",
+                   vocab_size=0, hidden_size=0, intermediate_size=0, num_hidden_layers=n_layers,
+                   num_attention_heads=n_heads, num_key_value_heads=n_kv_heads, head_dim=head_dim,
+                   num_experts=n_experts if moe else 0, num_experts_per_tok=experts_per_token if moe else 0,
+                   moe_layers=tuple(range(n_layers)) if moe else (),
+                   param_counts=ParamCount(total=params_total, active=params_active, embedding=0, lm_head=0,
+                                           matmul_active=params_active))
+
+    @classmethod
+    def from_json(cls, path, name: str | None = None) -> ModelConfig:
         """Read a config.json file (a `_source` key, if present, becomes `source`)."""
         path = Path(path)
         if path.is_dir():
@@ -214,7 +253,7 @@ class ModelConfig:
         return cls.from_hf(data, name=name)
 
     @classmethod
-    def from_hf(cls, config: dict, name: str | None = None) -> "ModelConfig":
+    def from_hf(cls, config: dict, name: str | None = None) -> ModelConfig:
         """Build from a parsed config.json dict (transformers 4.x or 5.x layout)."""
         if not isinstance(config, dict):
             raise TypeError(f"config must be a dict parsed from config.json, got {type(config).__name__}")
@@ -334,7 +373,10 @@ class ModelConfig:
         The embedding table counts once when tied to the LM head. DeepSeek-V3's
         multi-token-prediction module (`num_nextn_predict_layers`, 14B, used for
         speculative decoding) is not part of the 671B main model and is not counted.
+        A config built `from_numbers` returns the counts it was given.
         """
+        if self.param_counts is not None:
+            return self.param_counts
         h, v = self.hidden_size, self.vocab_size
         embedding = v * h
         lm_head = 0 if self.tie_word_embeddings else v * h

@@ -10,9 +10,14 @@ MixtralForCausalLM, written out so each step can be read:
         h = h + mlp(rms_norm(h))                       SwiGLU, or a mixture of SwiGLU experts
     logits = rms_norm(h) @ lm_head.T                   (N, vocab)
 
+The blocks are the package's one implementation of each: attention is
+`chapter2.attention.attention` (masked by position), the cache is
+`chapter2.kv_cache.KVCache` (rolling buffers for sliding-window layers), the
+mixture of experts is `chapter2.moe.moe_forward` (router `chapter2.moe.route`).
+
 Inference API (one sequence, no batch axis):
 
-    logits, cache = model.prefill(prompt_ids)         # (N, vocab), KV cache of N tokens
+    logits, cache = model.prefill(prompt_ids)         # (N, vocab), a KVCache holding N tokens
     logits, cache = model.decode(token, cache)        # (vocab,), cache grown by one
     out = generate(model, prompt_ids, max_tokens=20, stop_ids=(eos,))
 
@@ -24,25 +29,22 @@ request); the tests compare it with transformers to 1e-4.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 
-from .. import moe
-from .._checks import float_array, positive_int
-from ..activations import silu, swiglu
-from .cache import KVCache
+from .._checks import positive_int
+from ..activations import silu
+from ..attention import attention
+from ..kv_cache import KVCache
+from ..moe import moe_forward
 from .config import ModelConfig
 from .rope import apply_rope, rope_cos_sin
 from .safetensors_reader import load_checkpoint
 
-__all__ = [
-    "Transformer", "Generation", "load_pretrained", "generate", "weight_shapes", "random_weights",
-    "rms_norm", "softmax", "grouped_query_attention", "attention_mask", "swiglu_mlp", "moe_mlp", "route",
-]
+__all__ = ["Transformer", "Generation", "load_pretrained", "generate", "weight_shapes", "random_weights", "rms_norm"]
 
 DENSE_MLP = ("gate_proj", "up_proj", "down_proj")  # Hugging Face names of the SwiGLU projections
 SUPPORTED = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
@@ -56,90 +58,6 @@ SUPPORTED = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     """x / sqrt(mean(x^2) + eps) * weight over the last axis (Zhang & Sennrich 2019, arXiv:1910.07467)."""
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
-
-
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Numerically stable softmax; rows that are all -inf would be NaN, but a causal row always sees itself."""
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
-
-
-def attention_mask(q_positions: np.ndarray, k_positions: np.ndarray, window: int | None = None) -> np.ndarray:
-    """(N, T) bool: query at position i may see key at position j iff j <= i (and i - window < j).
-
-    The window counts the token itself, the convention of transformers
-    (Mistral's sliding_window = 4096 sees the token and the 4095 before it).
-    """
-    q = q_positions[:, None]
-    k = k_positions[None, :]
-    allowed = k <= q
-    if window is not None:
-        allowed &= k > q - window
-    return allowed
-
-
-def grouped_query_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """softmax(q k^T / sqrt(d) masked) v with H_q query heads sharing H_kv K/V heads.
-
-    q (H_q, N, d), k and v (H_kv, T, d), mask (N, T) bool -> (H_q, N, d).
-    Query head h reads K/V head h // (H_q / H_kv), as transformers' `repeat_kv`.
-    """
-    q, k, v = (float_array(name, a, ndim=3) for name, a in (("q", q), ("k", k), ("v", v)))
-    h_q, n, d = q.shape
-    h_kv, t, _ = k.shape
-    if h_q % h_kv or k.shape != v.shape[:2] + (d,) or v.shape[:2] != (h_kv, t):
-        raise ValueError(f"expected q (H_q, N, d), k and v (H_kv, T, d) with H_q divisible by H_kv; got {q.shape}, {k.shape}, {v.shape}")
-    mask = np.asarray(mask, dtype=bool)
-    if mask.shape != (n, t):
-        raise ValueError(f"mask must have shape (N, T) = {(n, t)}, got {mask.shape}")
-    group = h_q // h_kv
-    q = q.reshape(h_kv, group * n, d)  # (H_kv, G*N, d): a group's query heads share one K/V head
-    scores = (q @ k.transpose(0, 2, 1)) / math.sqrt(d)  # (H_kv, G*N, T)
-    scores = scores.reshape(h_kv, group, n, t)  # (H_kv, G, N, T)
-    scores = np.where(mask, scores, -np.inf)
-    p = softmax(scores).reshape(h_kv, group * n, t)  # (H_kv, G*N, T)
-    return (p @ v).reshape(h_q, n, d)  # (H_q, N, d)
-
-
-def swiglu_mlp(x: np.ndarray, gate: np.ndarray, up: np.ndarray, down: np.ndarray) -> np.ndarray:
-    """down(silu(gate x) * up x): the SwiGLU feed-forward network (Shazeer 2020, arXiv:2002.05202).
-
-    x (N, D); gate, up (I, D); down (D, I) in nn.Linear layout (out, in).
-    """
-    return swiglu(x, gate, up) @ down.T  # (N, I) @ (I, D)
-
-
-def route(router_logits: np.ndarray, top_k: int, norm_topk_prob: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The top-k router: (expert ids (N, k), weights (N, k)), `chapter2.moe.route` in the model's terms.
-
-    softmax over all experts (in float32 at least, as transformers does), keep
-    the k largest probabilities; with
-    `norm_topk_prob` divide them by their sum (Mixtral always does, Qwen3-MoE
-    per its config). Ties are broken towards the lower expert id.
-    """
-    router_logits = float_array("router_logits", router_logits, ndim=2)
-    routing = moe.route(router_logits, top_k, normalize=bool(norm_topk_prob),
-                        dtype=np.promote_types(router_logits.dtype, np.float32))  # (N, E) logits, >= float32
-    return routing.experts, routing.weights
-
-
-def moe_mlp(x: np.ndarray, router: np.ndarray, experts: list, top_k: int, norm_topk_prob: bool) -> np.ndarray:
-    """A mixture of SwiGLU experts: each token runs only its top-k experts (section 2.2.4).
-
-    x (N, D), router (E, D), experts: E tuples (gate, up, down). Returns (N, D),
-    the router-weighted sum of the chosen experts' outputs.
-    """
-    x = float_array("x", x, ndim=2)
-    router = float_array("router", router, ndim=2)
-    if router.shape[1] != x.shape[1] or router.shape[0] != len(experts):
-        raise ValueError(f"router must be (E, D) = ({len(experts)}, {x.shape[1]}) for {len(experts)} experts, got {router.shape}")
-    chosen, weights = route(x @ router.T, top_k, norm_topk_prob)  # (N, k), (N, k)
-    out = np.zeros_like(x)
-    for e, (gate, up, down) in enumerate(experts):
-        rows, slot = np.nonzero(chosen == e)  # tokens that picked expert e, and in which slot
-        if rows.size:
-            out[rows] += weights[rows, slot, None].astype(x.dtype) * swiglu_mlp(x[rows], gate, up, down)
-    return out
 
 
 # -----------------------------------------------------------------------------
@@ -260,15 +178,24 @@ class Transformer:
 
     # -- inference API -----------------------------------------------------------
 
-    def new_cache(self) -> KVCache:
+    def new_cache(self, max_seq_len: int | None = None) -> KVCache:
+        """An empty cache for one sequence: every layer's K/V heads, rolling for sliding-window layers.
+
+        `max_seq_len` positions are preallocated; None grows the cache as tokens arrive.
+        """
         c = self.config
         windows = [c.window_of(i) for i in range(c.num_hidden_layers)]
-        return KVCache.empty(c.num_hidden_layers, c.num_key_value_heads, c.head_dim, self.dtype, windows)
+        return KVCache(c.num_hidden_layers, 1, c.num_key_value_heads, c.head_dim, max_seq_len,
+                       dtype=self.dtype, windows=windows)
 
-    def prefill(self, ids) -> tuple[np.ndarray, KVCache]:
-        """Run the prompt `ids` (1-D ints) in parallel: (logits (N, vocab), a new KV cache of N tokens)."""
+    def prefill(self, ids, *, max_seq_len: int | None = None) -> tuple[np.ndarray, KVCache]:
+        """Run the prompt `ids` (1-D ints) in parallel: (logits (N, vocab), a new KV cache of N tokens).
+
+        `max_seq_len`: positions to preallocate in the cache (the prompt plus
+        the tokens to decode); None lets the cache grow as it goes.
+        """
         ids = self._check_ids(ids)
-        cache = self.new_cache()
+        cache = self.new_cache(max_seq_len)
         return self.forward(ids, cache), cache
 
     def decode(self, token: int, cache: KVCache) -> tuple[np.ndarray, KVCache]:
@@ -278,22 +205,20 @@ class Transformer:
         """
         if isinstance(token, bool) or not isinstance(token, Integral | np.integer):
             raise TypeError(f"token must be an integer token id, got {token!r}")
-        if not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be the KVCache returned by prefill or decode, got {type(cache).__name__}")
+        self._check_cache(cache)
         ids = self._check_ids([int(token)])
         return self.forward(ids, cache)[0], cache
 
     # --8<-- [start:transformer_forward]
     def forward(self, ids: np.ndarray, cache: KVCache) -> np.ndarray:
-        """Append the tokens `ids` (N,) after the `cache.length` tokens in `cache`; return logits (N, vocab).
+        """Append the tokens `ids` (N,) after the `cache.seq_len` tokens in `cache`; return logits (N, vocab).
 
         `prefill` is `forward` on an empty cache; `decode` is `forward` of one token.
         """
         ids = self._check_ids(ids)
-        if not isinstance(cache, KVCache) or len(cache.layers) != self.config.num_hidden_layers:
-            raise TypeError("cache must be a KVCache of this model (from prefill or new_cache)")
+        self._check_cache(cache)
         c, w = self.config, self.weights
-        positions = np.arange(cache.length, cache.length + len(ids), dtype=np.int64)  # (N,)
+        positions = np.arange(cache.seq_len, cache.seq_len + len(ids), dtype=np.int64)  # (N,)
         cos, sin = rope_cos_sin(positions, c.head_dim, c.rope_theta, c.rope_scaling, self.dtype)  # (N, d)
         h = w["model.embed_tokens.weight"][ids]  # (N, D)
         for i in range(c.num_hidden_layers):
@@ -302,7 +227,6 @@ class Transformer:
             h = h + self._attention(i, x, positions, cos, sin, cache)
             x = rms_norm(h, w[p + "post_attention_layernorm.weight"], c.rms_norm_eps)
             h = h + self._mlp(i, x)
-        cache.length += len(ids)
         h = rms_norm(h, w["model.norm.weight"], c.rms_norm_eps)
         lm_head = w["model.embed_tokens.weight"] if c.tie_word_embeddings else w["lm_head.weight"]
         return h @ lm_head.T  # (N, vocab)
@@ -325,9 +249,9 @@ class Transformer:
             q = rms_norm(q, self.weights[p + "q_norm.weight"], c.rms_norm_eps)
             k = rms_norm(k, self.weights[p + "k_norm.weight"], c.rms_norm_eps)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        k_all, v_all, k_positions = cache.layers[i].append(k, v, positions)  # (H_kv, T, d)
-        mask = attention_mask(positions, k_positions, c.window_of(i))  # (N, T)
-        out = grouped_query_attention(q, k_all, v_all, mask)  # (H_q, N, d)
+        k_all, v_all, k_positions = cache.append(i, k[None], v[None], return_positions=True)  # (1, H_kv, T, d)
+        out = attention(q[None], k_all, v_all, causal=True, window=c.window_of(i),
+                        q_positions=positions, k_positions=k_positions)[0]  # (H_q, N, d)
         out = out.transpose(1, 0, 2).reshape(n, c.num_attention_heads * d)  # (N, H_q*d)
         return self._linear(out, p + "o_proj")
 
@@ -338,9 +262,17 @@ class Transformer:
             return self._linear(silu(self._linear(x, gate)) * self._linear(x, up), down)
         router, prefix, (gate, up, down) = _expert_names(c, p)
         w = self.weights
-        experts = [(w[f"{prefix}{e}.{gate}.weight"], w[f"{prefix}{e}.{up}.weight"], w[f"{prefix}{e}.{down}.weight"])
-                   for e in range(c.num_experts)]
-        return moe_mlp(x, w[router], experts, c.num_experts_per_tok, c.norm_topk_prob)
+        w_gate, w_up, w_down = ([w[f"{prefix}{e}.{name}.weight"] for e in range(c.num_experts)] for name in (gate, up, down))
+        return moe_forward(x, w[router], w_gate, w_up, w_down, k=c.num_experts_per_tok,
+                           normalize=bool(c.norm_topk_prob), dtype=self.dtype)
+
+    def _check_cache(self, cache) -> None:
+        c = self.config
+        if not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be the KVCache returned by prefill or new_cache, got {type(cache).__name__}")
+        if (cache.n_layers, cache.batch_size, cache.n_kv_heads, cache.head_dim, cache.v_head_dim, cache.dtype) != (
+                c.num_hidden_layers, 1, c.num_key_value_heads, c.head_dim, c.head_dim, self.dtype):
+            raise ValueError(f"cache must be a KVCache of this model (from prefill or new_cache), got {cache!r}")
 
     def _check_ids(self, ids) -> np.ndarray:
         arr = np.asarray(ids)
@@ -419,7 +351,7 @@ def generate(model: Transformer, prompt_ids, *, max_tokens: int, stop_ids=(), te
     except (TypeError, ValueError):
         raise TypeError(f"stop_ids must be an iterable of token ids, got {stop_ids!r}") from None
     rng = np.random.default_rng() if rng is None else rng
-    logits, cache = model.prefill(prompt_ids)
+    logits, cache = model.prefill(prompt_ids, max_seq_len=np.size(prompt_ids) + max_tokens)  # all it will hold
     logits = logits[-1]
     tokens: list[int] = []
     while True:

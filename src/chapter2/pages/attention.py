@@ -1,27 +1,569 @@
-"""Facts of section 2.5 Optimizing attention (docs/attention.md)."""
+"""Facts of section 2.5, "Optimizing attention" (docs/attention.md).
+
+The page's worked examples: Llama 3.1 8B's decode FLOPs (its shipped
+config.json), one head of standard attention against FlashAttention at
+N = 4,096, d = 128 in FP16 (the chapter's example from section 2.4.2), the tile
+schedules drawn by the `flash_schedule` figure, Mistral 7B's sliding window,
+the layer mix of NVIDIA Nemotron 3 Nano (`ssm.HYBRID_PRESETS`), and the
+committed benchmark results (`chapter2/data/bench`).
+"""
 
 from __future__ import annotations
 
-from . import Card, Leaf, fact  # noqa: F401
+from .. import attention, bench_results, hardware, roofline, ssm
+from ..host.bench import gpu as gpu_bench
+from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
+from ..models import load_config
+from . import Card, Leaf, fact
 
 PAGE = "attention.md"
 TITLE = "2.5 Optimizing attention"
 
+LLAMA = "Llama-3.1-8B"
+MISTRAL = "Mistral-7B-v0.1"
+NEMOTRON = "nemotron-3-nano"  # key of ssm.HYBRID_PRESETS
+
+DECODE_CONTEXT = 4096  # the decode step whose attention share the introduction quotes
+
+FLASH_N, FLASH_D = 4096, 128  # one head, FP16: the chapter's worked example (section 2.4.2)
+
+# The two panels of the `flash_schedule` figure (chapter2.host.figures.attention draws the same cases).
+TILE = 128  # block_q = block_k
+CAUSAL_TILES_N = 1024
+WINDOW_TILES_N, WINDOW_TILES_W = 2048, 256
+
+PAIR_SHARE_N, PAIR_SHARE_W = 4096, 1024  # the small-window example of the equation (and the recall card)
+WINDOW_TABLE_N = (4096, 16384, 131072, 1048576)  # prompt lengths of the sliding-window table
+WINDOW_SHORT_N, WINDOW_LONG_N = 4096, 131072  # the lengths the worked example's text picks out
+
+HYBRID_CONTEXTS = (4096, 131072, 1048576)  # rows of the hybrid table
+HYBRID_SHORT_N, HYBRID_LONG_N = 4096, 1048576  # the lengths the text picks out
+
+
+# --------------------------------------------------------------------------- introduction
+
+
+@fact
+def prefill_work_doubling_factor() -> Num:
+    """How many times more (query, key) pairs causal attention scores when the prompt doubles (4,096 to 8,192)."""
+    return Num(attention.attended_pairs(8192, causal=True) / attention.attended_pairs(4096, causal=True), 2)
+
+
+@fact
+def decode_kv_read_doubling_factor() -> Times:
+    """How many times more KV cache a Llama 3.1 8B decode step reads at 8,192 tokens than at 4,096."""
+    c = load_config(LLAMA)
+    return Times(c.kv_cache_bytes(8192) / c.kv_cache_bytes(4096))
+
+
+@fact
+def llama_8b_decode_context() -> Int:
+    """The context length of the decode step whose attention share the introduction quotes."""
+    return Int(DECODE_CONTEXT)
+
+
+def _llama_attention_share(context: int) -> float:
+    c = load_config(LLAMA)
+    return c.attention_flops_per_token(context) / c.flops_per_token(context)
+
+
+@fact
+def llama_8b_decode_attention_share() -> Pct:
+    """Attention's share of a Llama 3.1 8B decode step's FLOPs at a 4,096-token context (config.json counts)."""
+    return Pct(_llama_attention_share(DECODE_CONTEXT))
+
+
+@fact
+def llama_8b_decode_attention_share_at_max_context() -> Pct:
+    """Attention's share of a Llama 3.1 8B decode step's FLOPs at its full context (`max_position_embeddings`)."""
+    return Pct(_llama_attention_share(load_config(LLAMA).max_position_embeddings))
+
+
+@fact
+def llama_8b_max_context() -> Int:
+    """Llama 3.1 8B's context length (config.json `max_position_embeddings`)."""
+    return Int(load_config(LLAMA).max_position_embeddings)
+
+
+# --------------------------------------------------------------------------- FlashAttention
+
+
+def _standard() -> roofline.AttentionCost:
+    return roofline.attention_intensity(FLASH_N, FLASH_D)
+
+
+def _flash() -> roofline.AttentionCost:
+    return roofline.flash_attention_intensity(FLASH_N, FLASH_D)
+
+
+@fact
+def flash_example_seq_len() -> Int:
+    """Sequence length N of the worked example: one attention head (section 2.4.2)."""
+    return Int(FLASH_N)
+
+
+@fact
+def flash_example_head_dim() -> Int:
+    """Head dimension d of the worked example."""
+    return Int(FLASH_D)
+
+
+@fact
+def standard_attention_bytes() -> SI:
+    """Bytes standard attention moves for one head at N = 4,096, d = 128 in FP16: 8N² + 8Nd."""
+    return Bytes(_standard().bytes)
+
+
+@fact
+def standard_attention_ops() -> SI:
+    """Operations of one head of attention at N = 4,096, d = 128: 4N²d + 3N² (the same for FlashAttention)."""
+    return SI(_standard().ops, "FLOP")
+
+
+@fact
+def standard_attention_intensity() -> Num:
+    """Standard attention's intensity (ops/byte) in the worked example: it levels off near d / 2."""
+    return Num(_standard().intensity)
+
+
+@fact
+def flash_attention_steps_table() -> Table:
+    """FlashAttention's steps in the worked example: what each reads and writes in device memory, bytes, operations.
+
+    Rows from `roofline.flash_attention_intensity(4096, 128)`, with a total row.
+    """
+    cost = _flash()
+    rows = []
+    for s in cost.steps:
+        rows.append((Text(s.name), Text(s.reads), Text(s.writes),
+                     Text(f"{s.elements_formula} = {Int(s.read_elements + s.write_elements)}"),
+                     Int(s.bytes), Text(f"{s.ops_formula} = {Int(s.ops)}")))
+    rows.append((Text("**Total**"), Text(""), Text(""), Text(""),
+                 Text(f"**{Int(cost.bytes)}**"), Text(f"**{Int(cost.ops)}**")))
+    return Table(("Step", "Reads", "Writes", "Elements moved", "Bytes", "Operations"), tuple(rows), align="lllrrr")
+
+
+@fact
+def flash_attention_bytes() -> SI:
+    """Bytes FlashAttention moves in the worked example: Q, K, V read and O written once, 8Nd in FP16."""
+    return Bytes(_flash().bytes)
+
+
+@fact
+def flash_traffic_reduction() -> Num:
+    """How many times fewer bytes FlashAttention moves than standard attention: (8N² + 8Nd) / 8Nd = N/d + 1."""
+    return Num(_standard().bytes / _flash().bytes)
+
+
+@fact
+def flash_attention_intensity() -> Num:
+    """FlashAttention's intensity (ops/byte) in the worked example: about N / 2, it grows with the sequence."""
+    return Num(_flash().intensity)
+
+
+@fact
+def h100_ops_per_byte() -> Num:
+    """The H100 SXM's ops:byte ratio in FP16: dense FP16 FLOP/s over memory bandwidth (hardware catalog)."""
+    return Num(hardware.GPUS["H100-SXM"].ops_per_byte("fp16"))
+
+
+@fact
+def standard_attention_bound() -> Text:
+    """What limits standard attention on an H100 in the worked example (`roofline.bound`): memory."""
+    return Text(f"{roofline.bound(_standard().intensity, 'H100-SXM', 'fp16')} bound")
+
+
+@fact
+def flash_attention_bound() -> Text:
+    """What limits FlashAttention on an H100 in the worked example (`roofline.bound`): compute."""
+    return Text(f"{roofline.bound(_flash().intensity, 'H100-SXM', 'fp16')} bound")
+
+
+@fact
+def standard_scores_bytes() -> SI:
+    """Bytes of the N × N score matrix S that standard attention writes per head (FP16)."""
+    first = _standard().steps[0]  # S = Q K^T: writes S
+    return Bytes(first.write_elements * first.dtype_bytes)
+
+
+@fact
+def tile_shape() -> Text:
+    """The tile size of the `flash_schedule` figure's panels: block_q × block_k positions."""
+    return Text(f"{TILE} × {TILE}")
+
+
+def _causal_tiles(n: int):
+    return attention.flash_schedule(n, causal=True, block_q=TILE, block_k=TILE)
+
+
+@fact
+def causal_tiles_seq_len() -> Int:
+    """Sequence length of the figure's causal panel."""
+    return Int(CAUSAL_TILES_N)
+
+
+@fact
+def causal_tiles_visited() -> Int:
+    """Tiles the tiled kernel visits for causal attention over 1,024 tokens (`attention.flash_schedule`)."""
+    return Int(int((_causal_tiles(CAUSAL_TILES_N) != attention.TILE_SKIPPED).sum()))
+
+
+@fact
+def causal_tiles_total() -> Int:
+    """All tiles of the 1,024-token causal panel, visited or not."""
+    return Int(_causal_tiles(CAUSAL_TILES_N).size)
+
+
+@fact
+def causal_tiles_masked() -> Int:
+    """Visited tiles of the causal panel that apply the mask: the diagonal ones."""
+    return Int(int((_causal_tiles(CAUSAL_TILES_N) == attention.TILE_MASKED).sum()))
+
+
+# --------------------------------------------------------------------------- sliding window
+
+
+@fact
+def mistral_7b_window() -> Int:
+    """Mistral 7B's sliding window in tokens (config.json `sliding_window`)."""
+    return Int(load_config(MISTRAL).sliding_window)
+
+
+@fact
+def mistral_7b_layers() -> Int:
+    """Mistral 7B's layer count (config.json `num_hidden_layers`); every layer uses the window."""
+    return Int(load_config(MISTRAL).num_hidden_layers)
+
+
+@fact
+def mistral_7b_reach() -> Int:
+    """How far back a token can be influenced through Mistral 7B's stacked windows: layers × window (L·w)."""
+    c = load_config(MISTRAL)
+    return Int(c.num_hidden_layers * c.sliding_window)
+
+
+@fact
+def pair_share_example_seq_len() -> Int:
+    """Sequence length N of the small-window example."""
+    return Int(PAIR_SHARE_N)
+
+
+@fact
+def pair_share_example_window() -> Int:
+    """Window w of the small-window example."""
+    return Int(PAIR_SHARE_W)
+
+
+@fact
+def window_pair_share() -> Pct:
+    """Share of full causal attention's (query, key) pairs that a window of 1,024 scores at N = 4,096."""
+    return Pct(attention.attended_pairs(PAIR_SHARE_N, causal=True, window=PAIR_SHARE_W)
+               / attention.attended_pairs(PAIR_SHARE_N, causal=True))
+
+
+@fact
+def window_saving_table() -> Table:
+    """Scores computed with and without Mistral 7B's window at growing prompt lengths (`ssm.sliding_window_saving`)."""
+    window = load_config(MISTRAL).sliding_window
+    rows = []
+    for n in WINDOW_TABLE_N:
+        s = ssm.sliding_window_saving(n, window)
+        rows.append((Int(s.n), SI(s.full_pairs), SI(s.window_pairs), Times(s.ratio)))
+    return Table(("Prompt length N", "Full causal scores", "Window scores", "Work ratio"), tuple(rows), align="rrrr")
+
+
+@fact
+def window_short_prompt() -> Int:
+    """The short prompt of the sliding-window example (the window's own size)."""
+    return Int(WINDOW_SHORT_N)
+
+
+@fact
+def window_long_prompt() -> Int:
+    """The long prompt of the sliding-window example."""
+    return Int(WINDOW_LONG_N)
+
+
+@fact
+def window_saving_at_long_prompt() -> Num:
+    """How many times less work Mistral 7B's window does than full causal attention at 131,072 tokens."""
+    return Num(ssm.sliding_window_saving(WINDOW_LONG_N, load_config(MISTRAL).sliding_window).ratio, 2)
+
+
+@fact
+def mistral_7b_kv_cache_short() -> SI:
+    """Mistral 7B's BF16 KV cache for one sequence of 4,096 tokens."""
+    return Bytes(load_config(MISTRAL).kv_cache_bytes(WINDOW_SHORT_N))
+
+
+@fact
+def mistral_7b_kv_cache_long() -> SI:
+    """Mistral 7B's BF16 KV cache for one sequence of 131,072 tokens: capped by the window's rolling buffer."""
+    return Bytes(load_config(MISTRAL).kv_cache_bytes(WINDOW_LONG_N))
+
+
+def _window_tiles():
+    return attention.flash_schedule(WINDOW_TILES_N, window=WINDOW_TILES_W, block_q=TILE, block_k=TILE)
+
+
+@fact
+def window_tiles_window() -> Int:
+    """The window of the figure's right panel."""
+    return Int(WINDOW_TILES_W)
+
+
+@fact
+def window_tiles_seq_len() -> Int:
+    """Sequence length of the figure's right panel."""
+    return Int(WINDOW_TILES_N)
+
+
+@fact
+def window_tiles_visited() -> Int:
+    """Tiles the tiled kernel visits with a window of 256 over 2,048 tokens (`attention.flash_schedule`)."""
+    return Int(int((_window_tiles() != attention.TILE_SKIPPED).sum()))
+
+
+@fact
+def window_tiles_total() -> Int:
+    """All tiles of the 2,048-token panel, visited or not."""
+    return Int(_window_tiles().size)
+
+
+@fact
+def causal_tiles_visited_at_window_length() -> Int:
+    """Tiles full causal attention visits over the same 2,048 tokens, for comparison."""
+    return Int(int((_causal_tiles(WINDOW_TILES_N) != attention.TILE_SKIPPED).sum()))
+
+
+# --------------------------------------------------------------------------- state-space models and hybrids
+
+
+def _nemotron() -> ssm.HybridConfig:
+    return ssm.HYBRID_PRESETS[NEMOTRON]
+
+
+def _stacks(context: int) -> dict[str, ssm.MixingCost]:
+    return ssm.compare_architectures(_nemotron(), context)
+
+
+@fact
+def nemotron_nano_layers() -> Int:
+    """Nemotron 3 Nano's layers: Mamba-2, mixture-of-experts and attention together (its config.json)."""
+    return Int(_nemotron().total_layers)
+
+
+@fact
+def nemotron_nano_mamba_layers() -> Int:
+    """Nemotron 3 Nano's Mamba-2 layers (`M` in its hybrid_override_pattern)."""
+    return Int(_nemotron().ssm_layers)
+
+
+@fact
+def nemotron_nano_moe_layers() -> Int:
+    """Nemotron 3 Nano's mixture-of-experts layers (`E` in its hybrid_override_pattern)."""
+    return Int(_nemotron().ffn_layers)
+
+
+@fact
+def nemotron_nano_attention_layers() -> Int:
+    """Nemotron 3 Nano's attention layers (`*` in its hybrid_override_pattern)."""
+    return Int(_nemotron().attention_layers)
+
+
+@fact
+def nemotron_nano_kv_heads() -> Int:
+    """KV heads of Nemotron 3 Nano's attention layers (config.json `num_key_value_heads`)."""
+    return Int(_nemotron().n_kv_heads)
+
+
+@fact
+def nemotron_nano_head_dim() -> Int:
+    """Head dimension of Nemotron 3 Nano's attention layers (config.json `head_dim`)."""
+    return Int(_nemotron().head_dim)
+
+
+@fact
+def nemotron_nano_mixing_layers() -> Int:
+    """Nemotron 3 Nano's sequence-mixing layers: attention plus Mamba-2."""
+    return Int(_nemotron().mixing_layers)
+
+
+def _flops_and_memory(cost: ssm.MixingCost) -> Text:
+    return Text(f"{SI(cost.flops, 'FLOP')} / {Bytes(cost.memory_bytes)}")
+
+
+@fact
+def hybrid_cost_table() -> Table:
+    """One sequence's prefill FLOPs and memory (BF16 KV cache + FP32 Mamba state) of Nemotron 3 Nano's mixing
+    layers, built as all attention, as shipped (hybrid) and as all Mamba-2 (`ssm.compare_architectures`)."""
+    rows = []
+    for n in HYBRID_CONTEXTS:
+        c = _stacks(n)
+        rows.append((Int(n), _flops_and_memory(c["attention"]), _flops_and_memory(c["hybrid"]),
+                     _flops_and_memory(c["ssm"])))
+    return Table(("Context", "All attention: FLOPs / memory", "Hybrid: FLOPs / memory", "All Mamba-2: FLOPs / memory"),
+                 tuple(rows), align="rrrr")
+
+
+@fact
+def mamba_stack_memory() -> SI:
+    """Memory of the all-Mamba-2 stack (its fixed state), the same at any context length."""
+    return Bytes(_stacks(HYBRID_SHORT_N)["ssm"].memory_bytes)
+
+
+@fact
+def hybrid_short_context() -> Int:
+    """The short context the hybrid example's text picks out."""
+    return Int(HYBRID_SHORT_N)
+
+
+@fact
+def hybrid_long_context() -> Int:
+    """The long context the hybrid example's text picks out."""
+    return Int(HYBRID_LONG_N)
+
+
+@fact
+def hybrid_state_share_short() -> Pct:
+    """Share of the hybrid's memory at 4,096 tokens that is the fixed Mamba-2 state (the rest is KV cache)."""
+    h = _stacks(HYBRID_SHORT_N)["hybrid"]
+    return Pct(h.ssm_state_bytes / h.memory_bytes)
+
+
+@fact
+def hybrid_memory_saving_short() -> Pct:
+    """How much less memory the hybrid needs than all attention at 4,096 tokens, as a share."""
+    c = _stacks(HYBRID_SHORT_N)
+    return Pct(1 - c["hybrid"].memory_bytes / c["attention"].memory_bytes)
+
+
+@fact
+def hybrid_memory_share_long() -> Pct:
+    """The hybrid's memory as a share of all attention's at 1,048,576 tokens."""
+    c = _stacks(HYBRID_LONG_N)
+    return Pct(c["hybrid"].memory_bytes / c["attention"].memory_bytes)
+
+
+@fact
+def hybrid_flops_share_long() -> Pct:
+    """The hybrid's mixing FLOPs as a share of all attention's at 1,048,576 tokens."""
+    c = _stacks(HYBRID_LONG_N)
+    return Pct(c["hybrid"].flops / c["attention"].flops)
+
+
+@fact
+def nemotron_nano_attention_share() -> Pct:
+    """Attention layers among Nemotron 3 Nano's mixing layers (6 of 29)."""
+    return Pct(_nemotron().attention_share)
+
+
+# --------------------------------------------------------------------------- measured kernels
+
+
+def _cpu() -> bench_results.DeviceRoofline:
+    return bench_results.device_roofline("cpu")
+
+
+@fact
+def cpu_bench_device() -> Text:
+    """The CPU the committed benchmark results were measured on (their provenance)."""
+    return Text(_cpu().name)
+
+
+@fact
+def cpu_bench_dates() -> Text:
+    """The dates of the committed CPU benchmark runs."""
+    return Text(", ".join(_cpu().dates))
+
+
+@fact
+def cpu_matmul_rate() -> SI:
+    """The CPU's compute roof: numpy's float32 matmul rate, measured in the committed CPU attention run."""
+    return SI(_cpu().compute_roofs[0].value, "FLOP/s")
+
+
+@fact
+def cpu_copy_bandwidth() -> SI:
+    """The CPU's memory roof: numpy's large-array copy bandwidth, measured in the same run."""
+    return SI(_cpu().memory_roofs[0].value, "B/s")
+
+
+@fact
+def tiny_lm_decode_intensity() -> Num:
+    """The lowest intensity (ops/byte) of the tiny model's measured decode steps: about 0.5, memory bound."""
+    return Num(min(p.intensity for p in _cpu().points if p.kernel == "decode"), 1)
+
+
+def _window_case() -> tuple[int, int]:
+    """(N, w) of the GPU benchmark's sliding-window case (`bench.gpu.SIZES`, device size)."""
+    _label, _b, _h, n, _d, w = gpu_bench.SIZES["device"]["window"][0]
+    return n, w
+
+
+@fact
+def goal_attention_vs_sdpa() -> Times:
+    """Goal of the GPU benchmark: the Triton forward's speed over PyTorch SDPA's default (`bench.gpu.GOALS`)."""
+    return Times(gpu_bench.GOALS["attention_vs_sdpa_default"])
+
+
+@fact
+def goal_decode_vs_copy() -> Times:
+    """Goal of the GPU benchmark: decode's bytes per second over the device's copy bandwidth."""
+    return Times(gpu_bench.GOALS["decode_vs_copy_bandwidth"])
+
+
+@fact
+def window_bench_seq_len() -> Int:
+    """Sequence length N of the GPU benchmark's sliding-window case."""
+    return Int(_window_case()[0])
+
+
+@fact
+def window_bench_window() -> Int:
+    """Window w of the GPU benchmark's sliding-window case."""
+    return Int(_window_case()[1])
+
+
+@fact
+def window_bench_ideal_speedup() -> Times:
+    """The ideal speedup of that case: full causal pairs over windowed pairs (`ssm.sliding_window_saving`)."""
+    return Times(ssm.sliding_window_saving(*_window_case()).ratio)
+
+
+@fact
+def goal_window_speedup() -> Times:
+    """Goal of the GPU benchmark: the windowed forward's speedup over full causal attention."""
+    return Times(gpu_bench.GOALS["window_speedup"])
+
+
+# --------------------------------------------------------------------------- map and recall
+
 LEAVES = (
-    Leaf('FlashAttention: same result, no N×N matrix in memory', 'flashattention'),
-    Leaf('Sliding window: N·w instead of N²', 'sliding-window-attention'),
-    Leaf('State-space models and hybrids scale linearly', 'state-space-models-and-hybrids'),
+    Leaf("FlashAttention: same result, no N×N matrix in memory", "flashattention"),
+    Leaf("Sliding window: N·w instead of N²", "sliding-window-attention"),
+    Leaf("State-space layers scale linearly, but a hybrid's few attention layers still grow as N²",
+         "state-space-models-and-hybrids"),
 )
 
-# TODO(page-layer): answers still use legacy {{ py: }} expressions until this page is converted
 CARDS = (
-    Card('att-flash', 'flashattention',
-         'What does FlashAttention change, and what stays the same?',
-         'The result and the operation count stay the same; S and P never leave on-chip memory, so only Q, K, V and O move (`8Nd` bytes in FP16). At N = 4096, d = 128 the intensity rises from {{ py: f"{roofline.attention_intensity(4096, 128).intensity:.0f}" }} to {{ py: f"{roofline.flash_attention_intensity(4096, 128).intensity:,.0f}" }} operations per byte.'),
-    Card('att-window', 'sliding-window-attention',
-         'How much does a sliding window of w keys save?',
-         'Each query sees at most `w` keys, so the work grows like `N·w` instead of `N²`. At N = 4096 with w = 1024, causal attention scores {{ py: f"{100 * attention.attended_pairs(4096, causal=True, window=1024) / attention.attended_pairs(4096, causal=True):.0f}" }} % of the query-key pairs of full causal attention.'),
-    Card('att-ssm', 'state-space-models-and-hybrids',
-         'Why do state-space models and hybrids scale better with context than attention?',
-         'A state-space layer (Mamba) carries a fixed-size state from token to token instead of attending to every earlier token: work grows linearly with length and memory stays constant. Hybrids keep a few attention layers among many state-space layers.'),
+    Card("att-flash", "flashattention",
+         "What does FlashAttention change, and what stays the same?",
+         """The result and the operation count stay the same; S and P never leave on-chip memory, so only
+         Q, K, V and O move (`8Nd` bytes in FP16). At N = {{ fact: attention.flash_example_seq_len }},
+         d = {{ fact: attention.flash_example_head_dim }} the intensity rises from
+         {{ fact: attention.standard_attention_intensity }} to {{ fact: attention.flash_attention_intensity }}
+         operations per byte."""),
+    Card("att-window", "sliding-window-attention",
+         "How much does a sliding window of w keys save?",
+         """Each query sees at most `w` keys, so the work grows like `N·w` instead of `N²`. At
+         N = {{ fact: attention.pair_share_example_seq_len }} with w = {{ fact: attention.pair_share_example_window }},
+         windowed attention scores {{ fact: attention.window_pair_share }} of the query-key pairs of full
+         causal attention."""),
+    Card("att-ssm", "state-space-models-and-hybrids",
+         "Why do state-space models and hybrids scale better with context than attention?",
+         """A state-space layer (Mamba) carries a fixed-size state from token to token instead of attending
+         to every earlier token: work grows linearly with length and memory stays constant. Hybrids keep a
+         few attention layers among many state-space layers; those still grow as `N²`, so at long context a
+         hybrid's memory and FLOPs shrink roughly to its share of attention layers, not to a linear cost."""),
 )

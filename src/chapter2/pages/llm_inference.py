@@ -1,34 +1,686 @@
-"""Facts of section 2.2 LLM inference (docs/llm-inference.md)."""
+"""Facts of section 2.2 LLM inference (docs/llm-inference.md).
+
+Model sizes come from the shipped config.json files (`chapter2.models.load_config`,
+counted by `ModelConfig.params()`); the tokenizer is the tiny byte-level BPE the
+site ships (`chapter2.tokenizer.tiny`); sampling, attention and MoE numbers come
+from `chapter2.sampling`, `chapter2.attention` and `chapter2.moe`. The inputs of
+the page's worked examples (the five logits, the LoRA rank, the batch sizes, ...)
+are the constants below, and each one the page prints is a fact too.
+"""
 
 from __future__ import annotations
 
-from . import Card, Leaf, fact  # noqa: F401
+import math
+
+import numpy as np
+
+from .. import attention, context, moe, sampling, tokenizer
+from ..format import Bytes, Int, Num, Pct, Table, Text
+from ..models import ModelConfig, describe_architecture, list_configs, load_config
+from . import Card, Leaf, fact
 
 PAGE = "llm-inference.md"
 TITLE = "2.2 LLM inference"
 
+# -- inputs of the worked examples ---------------------------------------------------------
+BUDGET_INPUT_TOKENS, BUDGET_MAX_TOKENS, BUDGET_REASONING_TOKENS = 30_000, 8_192, 4_000  # context budget
+EXAMPLE_LOGITS = (2.0, 1.0, 0.5, 0.1, -1.0)  # the five-token vocabulary of the sampling example
+LOW_TEMPERATURE = 0.5
+TOP_K = 2
+TOP_P = 0.8
+BIAS_TOKEN, BIAS = 3, 2.0
+SAMPLING_SETTINGS = (  # (row label, keyword arguments of sampling.probs), in the table's order
+    ("softmax (T = 1)", {}),
+    (f"T = {LOW_TEMPERATURE:g}", {"temperature": LOW_TEMPERATURE}),
+    ("T = 2", {"temperature": 2.0}),
+    ("T = 0 (greedy)", {"temperature": 0}),
+    (f"top-k, k = {TOP_K}", {"top_k": TOP_K}),
+    (f"top-p, p = {TOP_P:g}", {"top_p": TOP_P}),
+    (f"bias +{BIAS:g} on token {BIAS_TOKEN}", {"logit_bias": {BIAS_TOKEN: BIAS}}),
+)
+ARCHITECTURE_EXAMPLE = "Qwen3MoeForCausalLM"
+LORA_RANK = 16
+CAUSAL_EXAMPLE_TOKENS = 8  # the causal-mask figure's sequence length
+CACHE_PROMPT_TOKENS, CACHE_DECODE_TOKENS = 1_000, 1_000  # decoding with and without the KV cache
+COVERAGE_MOST, COVERAGE_NEARLY_ALL = 0.9, 0.99  # shares of experts a batch touches
+MOE_DECODE_BATCH = 256
+QWEN3_MOE = moe.QWEN3_235B_A22B  # the MoE part of Qwen3-235B-A22B's config.json
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _cfg(name: str) -> ModelConfig:
+    return load_config(name)
+
+
+def _decimals(x: float, places: int, unit: str = "") -> Num:
+    """`x` rounded to `places` decimals (trailing zeros dropped), as a `Num`."""
+    magnitude = math.floor(math.log10(abs(x))) if x else 0
+    return Num(x, max(1, magnitude + 1 + places), unit)
+
+
+def _share(fraction: float, places: int = 1) -> Pct:
+    """`fraction` as a percentage with `places` decimals (trailing zeros dropped)."""
+    pct = 100 * fraction
+    magnitude = math.floor(math.log10(abs(pct))) if pct else 0
+    return Pct(fraction, max(1, magnitude + 1 + places))
+
+
+def _billions(n: int, places: int = 1) -> Num:
+    return _decimals(n / 1e9, places)
+
+
+def _vocab_tables(c: ModelConfig) -> int:
+    """Parameters of the embedding table plus the separate LM head."""
+    p = c.params()
+    return p.embedding + p.lm_head
+
+
+def _probs(**kwargs) -> np.ndarray:
+    return sampling.probs(list(EXAMPLE_LOGITS), **kwargs)
+
+
+def _top_p_kept() -> int:
+    return int((_probs(top_p=TOP_P) > 0).sum())
+
+
+def _llama_q_proj() -> tuple[int, int]:
+    """(n, k) of Llama 3.1 8B's query projection: query heads x head_dim, hidden size."""
+    c = _cfg("Llama-3.1-8B")
+    return c.num_attention_heads * c.head_dim, c.hidden_size
+
+
+def _cache_pairs() -> tuple[int, int]:
+    """Query-key pairs scored while decoding CACHE_DECODE_TOKENS tokens after the prompt: (with, without cache)."""
+    lengths = range(CACHE_PROMPT_TOKENS + 1, CACHE_PROMPT_TOKENS + CACHE_DECODE_TOKENS + 1)
+    with_cache = sum(attention.attended_pairs(1, t, causal=True) for t in lengths)
+    without = sum(attention.attended_pairs(t, causal=True) for t in lengths)
+    return with_cache, without
+
+
+def _moe_step(n_tokens: int, dtype: str = "bf16") -> moe.MoeDecodeStep:
+    s = QWEN3_MOE
+    return moe.moe_decode_step(s.n_experts, s.k, n_tokens, expert_params=s.expert_params, n_layers=s.n_layers,
+                               dtype=dtype)
+
+
+def _configs() -> list[ModelConfig]:
+    return [_cfg(n) for n in list_configs()]
+
+
+# -- tokens, context and chat templates ----------------------------------------------------
+@fact
+def llama_8b_vocab_size() -> Int:
+    """Llama 3.1 8B's vocabulary (config.json `vocab_size`)."""
+    return Int(_cfg("Llama-3.1-8B").vocab_size)
+
+
+@fact
+def qwen3_8b_vocab_size() -> Int:
+    """Qwen3-8B's vocabulary (config.json `vocab_size`)."""
+    return Int(_cfg("Qwen3-8B").vocab_size)
+
+
+@fact
+def deepseek_v3_vocab_size() -> Int:
+    """DeepSeek-V3's vocabulary (config.json `vocab_size`)."""
+    return Int(_cfg("DeepSeek-V3").vocab_size)
+
+
+@fact
+def qwen3_8b_vocab_params_billion() -> Num:
+    """Qwen3-8B's embedding table plus its separate LM head, in billions of parameters (`ModelConfig.params()`)."""
+    return Num(_vocab_tables(_cfg("Qwen3-8B")) / 1e9, 3)
+
+
+@fact
+def qwen3_8b_total_params_billion() -> Num:
+    """Qwen3-8B's total parameters in billions, one decimal (`ModelConfig.params().total`)."""
+    return _billions(_cfg("Qwen3-8B").params().total)
+
+
+@fact
+def qwen3_8b_vocab_params_share() -> Pct:
+    """Share of Qwen3-8B's parameters in the embedding table and LM head."""
+    c = _cfg("Qwen3-8B")
+    return Pct(_vocab_tables(c) / c.params().total, 2)
+
+
+@fact
+def qwen3_235b_vocab_params_share() -> Pct:
+    """Share of Qwen3-235B-A22B's parameters in the embedding table and LM head (same vocabulary as Qwen3-8B)."""
+    c = _cfg("Qwen3-235B-A22B")
+    return _share(_vocab_tables(c) / c.params().total)
+
+
+@fact
+def tiny_tokenizer_vocab_size() -> Int:
+    """Entries of the site's tiny byte-level BPE tokenizer (`tokenizer.tiny().vocab_size`)."""
+    return Int(tokenizer.tiny().vocab_size)
+
+
+@fact
+def tiny_tokens_in_space_the() -> Int:
+    """How many tokens the tiny tokenizer makes of `" the"` (one: a common word stays whole)."""
+    return Int(len(tokenizer.tiny().encode(" the")))
+
+
+@fact
+def tiny_tokenization_pieces() -> Text:
+    """The tiny tokenizer's pieces of `" tokenization"`, quoted as inline code (so a leading space shows), joined by " + "."""
+    return Text(" + ".join(f'`"{t}"`' for t in tokenizer.tiny().tokens(" tokenization")))
+
+
+@fact
+def tiny_id_space_the() -> Int:
+    """The tiny tokenizer's id of `" the"` (leading space included)."""
+    return Int(tokenizer.tiny().encode(" the")[0])
+
+
+@fact
+def tiny_id_the() -> Int:
+    """The tiny tokenizer's id of `"the"` (no leading space: another token)."""
+    return Int(tokenizer.tiny().encode("the")[0])
+
+
+@fact
+def llama_8b_context_window() -> Int:
+    """Llama 3.1 8B's context window in tokens (config.json `max_position_embeddings`)."""
+    return Int(_cfg("Llama-3.1-8B").max_position_embeddings)
+
+
+@fact
+def qwen3_8b_context_window() -> Int:
+    """Qwen3-8B's context window in tokens (config.json `max_position_embeddings`)."""
+    return Int(_cfg("Qwen3-8B").max_position_embeddings)
+
+
+@fact
+def qwen3_8b_budget_example() -> Text:
+    """`context.context_budget`'s verdict on 30,000 input + 4,000 reasoning + 8,192 max_tokens in Qwen3-8B's window."""
+    window = _cfg("Qwen3-8B").max_position_embeddings
+    budget = context.context_budget(window, BUDGET_INPUT_TOKENS, BUDGET_MAX_TOKENS,
+                                    reasoning_tokens=BUDGET_REASONING_TOKENS)
+    return Text(budget.explanation)
+
+
+# -- prefill and decode: the KV cache ------------------------------------------------------
+@fact
+def llama_8b_layers() -> Int:
+    """Llama 3.1 8B's transformer blocks (config.json `num_hidden_layers`)."""
+    return Int(_cfg("Llama-3.1-8B").num_hidden_layers)
+
+
+@fact
+def llama_8b_kv_heads() -> Int:
+    """Llama 3.1 8B's key/value heads (config.json `num_key_value_heads`)."""
+    return Int(_cfg("Llama-3.1-8B").num_key_value_heads)
+
+
+@fact
+def llama_8b_head_dim() -> Int:
+    """Llama 3.1 8B's head dimension (hidden_size / num_attention_heads)."""
+    return Int(_cfg("Llama-3.1-8B").head_dim)
+
+
+@fact
+def llama_8b_kv_bytes_per_token() -> Int:
+    """Bytes Llama 3.1 8B's KV cache grows by per token in BF16, exact: 2 x layers x KV heads x head_dim x 2."""
+    return Int(_cfg("Llama-3.1-8B").kv_cache_bytes_per_token("bf16"))
+
+
+@fact
+def llama_8b_kv_per_token() -> Bytes:
+    """The same per-token KV cache size with an SI prefix (131 kB)."""
+    return Bytes(_cfg("Llama-3.1-8B").kv_cache_bytes_per_token("bf16"))
+
+
+@fact
+def llama_8b_kv_full_context() -> Bytes:
+    """KV cache of one Llama 3.1 8B sequence at its full context window, BF16 (`kv_cache_bytes`)."""
+    c = _cfg("Llama-3.1-8B")
+    return Bytes(c.kv_cache_bytes(c.max_position_embeddings, dtype="bf16"))
+
+
+@fact
+def llama_8b_weights_bf16() -> Bytes:
+    """Bytes of all of Llama 3.1 8B's weights in BF16 (`weights_bytes`)."""
+    return Bytes(_cfg("Llama-3.1-8B").weights_bytes("bf16"))
+
+
+# -- sampling ------------------------------------------------------------------------------------
+def _three_decimals(p: float) -> Num:
+    return _decimals(float(p), 3)
+
+
+@fact
+def sampling_table() -> Table:
+    """The five example logits and the distribution `sampling.probs` makes of them under each setting."""
+    header = ("settings", *(f"token {i}" for i in range(len(EXAMPLE_LOGITS))))
+    rows = [("logits", *(Num(x) for x in EXAMPLE_LOGITS))]
+    for label, kwargs in SAMPLING_SETTINGS:
+        rows.append((label, *(_three_decimals(p) for p in _probs(**kwargs))))
+    return Table(header, tuple(rows))
+
+
+@fact
+def sampling_token0_prob() -> Num:
+    """Probability of token 0 (the largest logit) under a plain softmax, T = 1."""
+    return Num(float(_probs()[0]), 2)
+
+
+@fact
+def sampling_token0_prob_low_temperature() -> Num:
+    """Probability of token 0 at half the temperature (T = 0.5)."""
+    return Num(float(_probs(temperature=LOW_TEMPERATURE)[0]), 2)
+
+
+@fact
+def sampling_top_p() -> Num:
+    """The example's top-p threshold."""
+    return Num(TOP_P)
+
+
+@fact
+def top_p_kept_tokens() -> Int:
+    """How many of the five tokens top-p at 0.8 keeps."""
+    return Int(_top_p_kept())
+
+
+@fact
+def top_p_tokens_short_of_p() -> Int:
+    """The likeliest tokens before the last one top-p keeps (their mass is still below p)."""
+    return Int(_top_p_kept() - 1)
+
+
+@fact
+def top_p_mass_short_of_p() -> Num:
+    """Softmax mass of the likeliest tokens before the last one top-p keeps: below p, so one more is needed."""
+    desc = np.sort(_probs())[::-1]
+    return Num(float(desc[: _top_p_kept() - 1].sum()), 3)
+
+
+@fact
+def top_p_last_kept_token() -> Int:
+    """The token whose probability carries the kept mass past p: the least likely token top-p keeps."""
+    p = _probs(top_p=TOP_P)
+    kept = np.flatnonzero(p > 0)
+    return Int(int(kept[np.argmin(p[kept])]))
+
+
+@fact
+def logit_bias_offset() -> Num:
+    """The logit bias the example adds to token 3."""
+    return Num(BIAS)
+
+
+@fact
+def bias_token_logit() -> Num:
+    """Token 3's logit before the bias."""
+    return Num(EXAMPLE_LOGITS[BIAS_TOKEN])
+
+
+@fact
+def bias_token_biased_logit() -> Num:
+    """Token 3's logit after the bias (`sampling.apply_logit_bias`)."""
+    return Num(float(sampling.apply_logit_bias(list(EXAMPLE_LOGITS), {BIAS_TOKEN: BIAS})[BIAS_TOKEN]))
+
+
+@fact
+def bias_token_prob() -> Num:
+    """Token 3's probability after the bias: now the likeliest token."""
+    return Num(float(_probs(logit_bias={BIAS_TOKEN: BIAS})[BIAS_TOKEN]), 3)
+
+
+# -- 2.2.1 and 2.2.2 architecture and transformer blocks -------------------------------------------
+@fact
+def example_architecture_family() -> Text:
+    """The family `describe_architecture` reads from the class name Qwen3MoeForCausalLM."""
+    return Text(describe_architecture(ARCHITECTURE_EXAMPLE).family)
+
+
+@fact
+def example_architecture_is_moe() -> Text:
+    """Whether `describe_architecture` reads Qwen3MoeForCausalLM as a mixture of experts ("yes"/"no")."""
+    return Text("yes" if describe_architecture(ARCHITECTURE_EXAMPLE).is_moe else "no")
+
+
+@fact
+def example_architecture_task() -> Text:
+    """The task `describe_architecture` reads from the class name's head ("ForCausalLM")."""
+    return Text(describe_architecture(ARCHITECTURE_EXAMPLE).task)
+
+
+@fact
+def lora_rank() -> Int:
+    """The LoRA rank of the example."""
+    return Int(LORA_RANK)
+
+
+@fact
+def llama_8b_q_proj_shape() -> Text:
+    """Llama 3.1 8B's query projection weight, n x k = (query heads x head_dim) x hidden size."""
+    n, k = _llama_q_proj()
+    return Text(f"{n:,} × {k:,}")
+
+
+@fact
+def lora_q_proj_params() -> Int:
+    """Numbers a rank-16 LoRA adapter trains on the query projection: B (n x r) plus A (r x k)."""
+    n, k = _llama_q_proj()
+    return Int(LORA_RANK * (n + k))
+
+
+@fact
+def llama_8b_q_proj_params() -> Int:
+    """Weights of Llama 3.1 8B's query projection, n x k."""
+    n, k = _llama_q_proj()
+    return Int(n * k)
+
+
+@fact
+def lora_q_proj_share() -> Num:
+    """The LoRA adapter's size as a percentage of the query projection (a number in percent, 2 digits)."""
+    n, k = _llama_q_proj()
+    return Num(100 * LORA_RANK * (n + k) / (n * k), 2, "%")
+
+
+@fact
+def model_configs_table() -> Table:
+    """Every shipped config: class, layers, hidden size, heads, vocabulary, total and active parameters (billions)."""
+    rows = []
+    for c in _configs():
+        p = c.params()
+        rows.append((Text(c.name), Text(f"`{c.architecture}`"), Int(c.num_hidden_layers), Int(c.hidden_size),
+                     Text(f"{c.num_attention_heads} / {c.num_key_value_heads}"), Int(c.vocab_size),
+                     _billions(p.total), _billions(p.active)))
+    header = ("model", "architecture", "layers", "hidden", "query / KV heads", "vocabulary",
+              "total (billions)", "active (billions)")
+    return Table(header, tuple(rows), align="llrrrrrr")
+
+
+@fact
+def llama_8b_total_params_billion() -> Num:
+    """Llama 3.1 8B's total parameters in billions (`ModelConfig.params().total`)."""
+    return Num(_cfg("Llama-3.1-8B").params().total / 1e9, 3)
+
+
+@fact
+def llama_8b_hidden_size() -> Int:
+    """Llama 3.1 8B's hidden size D (config.json `hidden_size`)."""
+    return Int(_cfg("Llama-3.1-8B").hidden_size)
+
+
+@fact
+def llama_8b_ffn_width() -> Int:
+    """Llama 3.1 8B's feed-forward width (config.json `intermediate_size`)."""
+    return Int(_cfg("Llama-3.1-8B").intermediate_size)
+
+
+def _llama_parts(c: ModelConfig) -> list[tuple[str, int]]:
+    """Llama 3.1 8B's parameters by part, from the config's sizes (no biases, untied LM head)."""
+    h, layers = c.hidden_size, c.num_hidden_layers
+    attn = 2 * h * c.num_attention_heads * c.head_dim + 2 * h * c.num_key_value_heads * c.head_dim
+    return [
+        ("embedding table (V × D)", c.vocab_size * h),
+        (f"attention, {layers} blocks (q, k, v, o projections)", layers * attn),
+        (f"feed-forward, {layers} blocks (gate, up, down)", layers * 3 * h * c.intermediate_size),
+        ("RMSNorm weights", (2 * layers + 1) * h),
+        ("LM head (V × D)", c.vocab_size * h),
+    ]
+
+
+@fact
+def llama_8b_param_breakdown() -> Table:
+    """Where Llama 3.1 8B's parameters sit, part by part, with each part's share of `params().total`.
+
+    The total row is the sum of the parts, and its share is that sum over
+    `params().total`: 100 % when the two counts agree (tests/test_pages_llm_inference.py
+    asserts they do).
+    """
+    c = _cfg("Llama-3.1-8B")
+    total = c.params().total
+    parts = _llama_parts(c)
+    rows = [(Text(name), Int(n), _share(n / total)) for name, n in parts]
+    summed = sum(n for _, n in parts)
+    rows.append((Text("**total**"), Int(summed), _share(summed / total)))
+    return Table(("part", "parameters", "share"), tuple(rows))
+
+
+@fact
+def llama_8b_query_heads() -> Int:
+    """Llama 3.1 8B's query heads (config.json `num_attention_heads`)."""
+    return Int(_cfg("Llama-3.1-8B").num_attention_heads)
+
+
+@fact
+def llama_8b_gqa_group() -> Int:
+    """Query heads per K/V head in Llama 3.1 8B (`gqa_group`): how many times smaller GQA makes the KV cache."""
+    return Int(_cfg("Llama-3.1-8B").gqa_group)
+
+
+# -- 2.2.3 attention -------------------------------------------------------------------------------
+@fact
+def causal_example_tokens() -> Int:
+    """Tokens in the causal-mask example."""
+    return Int(CAUSAL_EXAMPLE_TOKENS)
+
+
+@fact
+def causal_example_attended_pairs() -> Int:
+    """Query-key pairs the causal mask leaves for 8 tokens (`attention.attended_pairs`)."""
+    return Int(attention.attended_pairs(CAUSAL_EXAMPLE_TOKENS, causal=True))
+
+
+@fact
+def causal_example_all_pairs() -> Int:
+    """All query-key pairs of 8 tokens without a mask (`attention.attended_pairs`, not causal)."""
+    return Int(attention.attended_pairs(CAUSAL_EXAMPLE_TOKENS))
+
+
+@fact
+def cache_example_decode_tokens() -> Int:
+    """Tokens decoded in the KV cache example."""
+    return Int(CACHE_DECODE_TOKENS)
+
+
+@fact
+def cache_example_prompt_tokens() -> Int:
+    """Prompt tokens in the KV cache example."""
+    return Int(CACHE_PROMPT_TOKENS)
+
+
+@fact
+def cache_example_pairs_with_cache() -> Int:
+    """Query-key pairs scored decoding 1,000 tokens after a 1,000-token prompt with the cache: one query per step."""
+    return Int(_cache_pairs()[0])
+
+
+@fact
+def cache_example_pairs_without_cache() -> Int:
+    """The same without the cache: every step reruns causal attention over the whole sequence."""
+    return Int(_cache_pairs()[1])
+
+
+@fact
+def cache_example_pairs_ratio() -> Num:
+    """How many times more query-key pairs decoding scores without the KV cache than with it."""
+    with_cache, without = _cache_pairs()
+    return Num(without / with_cache, 3)
+
+
+# -- 2.2.4 mixture of experts -------------------------------------------------------------------------
+@fact
+def qwen3_235b_moe_layers() -> Int:
+    """Qwen3-235B-A22B's MoE layers (all of its `num_hidden_layers`; `ModelConfig.moe_layers`)."""
+    return Int(len(_cfg("Qwen3-235B-A22B").moe_layers))
+
+
+@fact
+def qwen3_235b_experts() -> Int:
+    """Qwen3-235B-A22B's routed experts per layer (config.json `num_experts`)."""
+    return Int(_cfg("Qwen3-235B-A22B").num_experts)
+
+
+@fact
+def qwen3_235b_experts_per_token() -> Int:
+    """Experts each token uses in Qwen3-235B-A22B (config.json `num_experts_per_tok`)."""
+    return Int(_cfg("Qwen3-235B-A22B").num_experts_per_tok)
+
+
+@fact
+def qwen3_235b_total_params_billion() -> Num:
+    """Qwen3-235B-A22B's total parameters in billions, one decimal (`ModelConfig.params().total`)."""
+    return _billions(_cfg("Qwen3-235B-A22B").params().total)
+
+
+@fact
+def qwen3_235b_active_params_billion() -> Num:
+    """Qwen3-235B-A22B's parameters one token uses, in billions, one decimal (`params().active`)."""
+    return _billions(_cfg("Qwen3-235B-A22B").params().active)
+
+
+@fact
+def qwen3_235b_active_share() -> Pct:
+    """Share of Qwen3-235B-A22B's parameters one token uses (active / total)."""
+    p = _cfg("Qwen3-235B-A22B").params()
+    return _share(p.active / p.total)
+
+
+@fact
+def qwen3_235b_expert_params_million() -> Num:
+    """Parameters of one Qwen3-235B-A22B expert (a SwiGLU MLP), in millions (`moe.QWEN3_235B_A22B.expert_params`)."""
+    return _decimals(QWEN3_MOE.expert_params / 1e6, 1)
+
+
+@fact
+def qwen3_235b_expert_weight_share() -> Pct:
+    """Share of Qwen3-235B-A22B's parameters held by its routed experts."""
+    return _share(QWEN3_MOE.total_expert_params / _cfg("Qwen3-235B-A22B").params().total)
+
+
+@fact
+def qwen3_235b_experts_touched_one_token() -> Num:
+    """Experts one token touches per layer (`moe.expected_experts_touched` with T = 1: k)."""
+    return Num(moe.expected_experts_touched(QWEN3_MOE.n_experts, QWEN3_MOE.k, 1))
+
+
+@fact
+def coverage_most() -> Pct:
+    """The first coverage target of the example: 90 % of a layer's experts."""
+    return Pct(COVERAGE_MOST)
+
+
+@fact
+def coverage_nearly_all() -> Pct:
+    """The second coverage target of the example: 99 % of a layer's experts."""
+    return Pct(COVERAGE_NEARLY_ALL)
+
+
+@fact
+def qwen3_235b_tokens_touching_most() -> Int:
+    """Smallest batch whose tokens touch 90 % of Qwen3-235B-A22B's experts on average (`moe.tokens_for_coverage`)."""
+    return Int(moe.tokens_for_coverage(QWEN3_MOE.n_experts, QWEN3_MOE.k, COVERAGE_MOST))
+
+
+@fact
+def qwen3_235b_tokens_touching_nearly_all() -> Int:
+    """Smallest batch whose tokens touch 99 % of Qwen3-235B-A22B's experts on average (`moe.tokens_for_coverage`)."""
+    return Int(moe.tokens_for_coverage(QWEN3_MOE.n_experts, QWEN3_MOE.k, COVERAGE_NEARLY_ALL))
+
+
+@fact
+def moe_decode_batch() -> Int:
+    """The batch of the MoE decode-step example."""
+    return Int(MOE_DECODE_BATCH)
+
+
+@fact
+def qwen3_235b_expert_bytes_one_request() -> Bytes:
+    """Expert weights one decode step of a single request reads in BF16, all layers (`moe.moe_decode_step`)."""
+    return Bytes(_moe_step(1).bytes_loaded)
+
+
+@fact
+def qwen3_235b_expert_bytes_batch() -> Bytes:
+    """Expert weights one decode step of a 256-token batch reads in BF16, all layers (`moe.moe_decode_step`)."""
+    return Bytes(_moe_step(MOE_DECODE_BATCH).bytes_loaded)
+
+
+@fact
+def qwen3_235b_expert_share_read_batch() -> Pct:
+    """Share of all expert weights a 256-token decode step reads (`MoeDecodeStep.weight_share_loaded`)."""
+    return _share(_moe_step(MOE_DECODE_BATCH).weight_share_loaded)
+
+
+@fact
+def qwen3_235b_expert_compute_share() -> Pct:
+    """Share of the expert arithmetic each token does: k / E (`MoeDecodeStep.compute_share`)."""
+    return _share(_moe_step(MOE_DECODE_BATCH).compute_share, 2)
+
+
+@fact
+def qwen3_235b_expert_compute_saving() -> Num:
+    """How many times less expert arithmetic than running every expert: E / k (`MoeDecodeStep.compute_saving`)."""
+    return Num(_moe_step(MOE_DECODE_BATCH).compute_saving)
+
+
+def _named_sizes(configs, places: int) -> Text:
+    return Text(", ".join(f"{c.name} ({_billions(c.params().total, places)}B)" for c in configs))
+
+
+@fact
+def moe_configs_by_size() -> Text:
+    """The shipped mixtures of experts, largest first, with their total parameters in billions."""
+    moes = sorted((c for c in _configs() if c.is_moe), key=lambda c: -c.params().total)
+    return _named_sizes(moes, 0)
+
+
+@fact
+def dense_configs() -> Text:
+    """The shipped dense models, with their total parameters in billions (one decimal)."""
+    return _named_sizes([c for c in _configs() if not c.is_moe], 1)
+
+
 LEAVES = (
-    Leaf('Prefill reads the prompt in parallel; decode makes one token per step', 'prefill-and-decode'),
-    Leaf('Sampling: bias, temperature, top-k, top-p', 'sampling'),
-    Leaf('Attention reads every earlier token, so cache K and V', '223-attention'),
-    Leaf('MoE: {{ py: f"{models.load_config(\'Qwen3-235B-A22B\').params().active / 1e9:.0f}B of {models.load_config(\'Qwen3-235B-A22B\').params().total / 1e9:.0f}B" }} parameters active per token', '224-mixture-of-experts'),
+    Leaf("Prefill reads the prompt in parallel; decode makes one token per step", "prefill-and-decode"),
+    Leaf("Sampling: bias, temperature, top-k, top-p", "sampling"),
+    Leaf("Attention reads every earlier token, so cache K and V", "223-attention"),
+    Leaf("MoE: {{ fact: llm_inference.qwen3_235b_active_params_billion }}B of "
+         "{{ fact: llm_inference.qwen3_235b_total_params_billion }}B parameters active per token",
+         "224-mixture-of-experts"),
 )
 
-# TODO(page-layer): answers still use legacy {{ py: }} expressions until this page is converted
 CARDS = (
-    Card('llm-prefill-decode', 'prefill-and-decode',
-         'What do prefill and decode each do, and which latency does each set?',
-         'Prefill runs all prompt tokens in one parallel pass and fills the KV cache: it sets the time to first token. Decode then makes one token per step from the cache: it sets the tokens per second.'),
-    Card('llm-kv-bytes', 'prefill-and-decode',
-         'How much KV cache does one token add in Llama 3.1 8B (BF16)?',
-         '`2 × layers × KV heads × head_dim × 2 bytes` = 2 × {{ py: models.load_config(\'Llama-3.1-8B\').num_hidden_layers }} × {{ py: models.load_config(\'Llama-3.1-8B\').num_key_value_heads }} × {{ py: models.load_config(\'Llama-3.1-8B\').head_dim }} × 2 = {{ py: fmt.nbytes(models.load_config(\'Llama-3.1-8B\').kv_cache_bytes_per_token(\'bf16\')) }}. At the full {{ py: f"{models.load_config(\'Llama-3.1-8B\').max_position_embeddings:,}" }}-token context one sequence needs {{ py: fmt.nbytes(models.load_config(\'Llama-3.1-8B\').kv_cache_bytes(models.load_config(\'Llama-3.1-8B\').max_position_embeddings)) }}, more than the {{ py: fmt.nbytes(models.load_config(\'Llama-3.1-8B\').weights_bytes(\'bf16\')) }} of weights.'),
-    Card('llm-sampling-order', 'sampling',
-         'In which order are logit bias, temperature, top-k and top-p applied, and what is temperature 0?',
-         'Logit bias, then temperature, then top-k, then top-p (the order of Hugging Face `generate`). Temperature 0 is greedy decoding: always the single likeliest token.'),
-    Card('llm-kv-cache-why', '223-attention',
-         'Why can attention cache keys and values at all?',
-         'The causal mask stops a token from seeing later ones, so earlier keys and values never change. A decode step computes only the new token\'s q, k and v and scores one query against the cache. Decoding 1,000 tokens after a 1,000-token prompt scores {{ py: f"{sum(attention.attended_pairs(t, causal=True) for t in range(1001, 2001)) / sum(attention.attended_pairs(1, t, causal=True) for t in range(1001, 2001)):,.0f}" }} times fewer query-key pairs with the cache than without.'),
-    Card('llm-moe', '224-mixture-of-experts',
-         'Qwen3-235B-A22B: how many experts does a token use, and why does a large batch still read almost all of them?',
-         '{{ py: moe.QWEN3_235B_A22B.k }} of {{ py: moe.QWEN3_235B_A22B.n_experts }} experts per layer, about {{ py: f"{models.load_config(\'Qwen3-235B-A22B\').params().active / 1e9:.0f}" }}B of {{ py: f"{models.load_config(\'Qwen3-235B-A22B\').params().total / 1e9:.0f}" }}B parameters per token. Each token picks its own experts, so a batch of {{ py: moe.tokens_for_coverage(moe.QWEN3_235B_A22B.n_experts, moe.QWEN3_235B_A22B.k, 0.9) }} tokens already touches 90 % of them: MoE saves compute, and memory only with expert parallelism.'),
+    Card("llm-prefill-decode", "prefill-and-decode",
+         "What do prefill and decode each do, and which latency does each set?",
+         """Prefill runs all prompt tokens in one parallel pass and fills the KV cache: it sets the time to
+         first token. Decode then makes one token per step from the cache: it sets the tokens per second."""),
+    Card("llm-kv-bytes", "prefill-and-decode",
+         "How much KV cache does one token add in Llama 3.1 8B (BF16)?",
+         """`2 × layers × KV heads × head_dim × 2 bytes` = 2 × {{ fact: llm_inference.llama_8b_layers }} ×
+         {{ fact: llm_inference.llama_8b_kv_heads }} × {{ fact: llm_inference.llama_8b_head_dim }} × 2 =
+         {{ fact: llm_inference.llama_8b_kv_per_token }}. At the full
+         {{ fact: llm_inference.llama_8b_context_window }}-token context one sequence needs
+         {{ fact: llm_inference.llama_8b_kv_full_context }}, more than the
+         {{ fact: llm_inference.llama_8b_weights_bf16 }} of weights."""),
+    Card("llm-sampling-order", "sampling",
+         "In which order are logit bias, temperature, top-k and top-p applied, and what is temperature 0?",
+         """Logit bias, then temperature, then top-k, then top-p (the order of Hugging Face `generate`).
+         Temperature 0 is greedy decoding: always the single likeliest token."""),
+    Card("llm-kv-cache-why", "223-attention",
+         "Why can attention cache keys and values at all?",
+         """The causal mask stops a token from seeing later ones, so earlier keys and values never change. A
+         decode step computes only the new token's q, k and v and scores one query against the cache.
+         Decoding {{ fact: llm_inference.cache_example_decode_tokens }} tokens after a
+         {{ fact: llm_inference.cache_example_prompt_tokens }}-token prompt scores
+         {{ fact: llm_inference.cache_example_pairs_ratio }} times fewer query-key pairs with the cache than
+         without."""),
+    Card("llm-moe", "224-mixture-of-experts",
+         "Qwen3-235B-A22B: how many experts does a token use, and why does a large batch still read almost all of them?",
+         """{{ fact: llm_inference.qwen3_235b_experts_per_token }} of {{ fact: llm_inference.qwen3_235b_experts }}
+         experts per layer, about {{ fact: llm_inference.qwen3_235b_active_params_billion }}B of
+         {{ fact: llm_inference.qwen3_235b_total_params_billion }}B parameters per token. Each token picks its
+         own experts, so a batch of {{ fact: llm_inference.qwen3_235b_tokens_touching_most }} tokens already
+         touches {{ fact: llm_inference.coverage_most }} of them: MoE saves compute, and memory only with expert
+         parallelism."""),
 )

@@ -17,7 +17,7 @@ import io
 import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Benchmarks for section 2.5 (not tests): `python -m chapter2.bench {cpu,gpu,summary} ...`.
+"""Benchmarks for section 2.5 (not tests): `python -m chapter2.host.bench {cpu,gpu,summary} ...`.
 
 Tests assert correctness; benchmarks measure, side by side in one run, and
 report ratios (absolute numbers only next to the device that produced them).

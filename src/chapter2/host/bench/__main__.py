@@ -1,4 +1,4 @@
-"""Command line: `python -m chapter2.bench {cpu,gpu,summary} [options]` (see chapter2.bench)."""
+"""Command line: `python -m chapter2.host.bench {cpu,gpu,summary} [options]` (see chapter2.host.bench)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _summary(directory: str) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chapter2.bench", description="Benchmarks of section 2.5.")
+    parser = argparse.ArgumentParser(prog="python -m chapter2.host.bench", description="Benchmarks of section 2.5.")
     sub = parser.add_subparsers(dest="suite", required=True)
     cpu = sub.add_parser("cpu", help="numpy: tiled FlashAttention vs naive attention vs matmul rate")
     cpu.add_argument("--quick", action="store_true", help="toy shapes (seconds)")

@@ -112,7 +112,7 @@ def _decode_reduce(M_part, L_part, Acc_part, Out, stride_ob, stride_oh, n_heads,
     split_ok = splits < n_splits
     base = pid_bh * n_splits + splits
     m = tl.load(M_part + base, mask=split_ok, other=float("-inf"))
-    l = tl.load(L_part + base, mask=split_ok, other=0.0)
+    l = tl.load(L_part + base, mask=split_ok, other=0.0)  # noqa: E741 - the paper's l (softmax denominator)
     acc = tl.load(Acc_part + base[:, None] * D_PAD + offs_d[None, :], mask=split_ok[:, None], other=0.0)
     m_max = tl.max(m, 0)  # finite: the split holding the newest key is never empty
     w = tl.math.exp2(m - m_max)  # 0 for empty splits (m = -inf)

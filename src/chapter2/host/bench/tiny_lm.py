@@ -1,7 +1,7 @@
 """Benchmark: the tiny model's prefill and decode on the CPU (numpy), against memory bandwidth.
 
-    python -m chapter2.bench.tiny_lm                       # the shipped tiny model, print a table
-    python -m chapter2.bench.tiny_lm --out result.json     # also write JSON (a folder: a named file in it)
+    python -m chapter2.host.bench.tiny_lm                       # the shipped tiny model, print a table
+    python -m chapter2.host.bench.tiny_lm --out result.json     # also write JSON (a folder: a named file in it)
 
 Section 2.2 says decode is memory-bound: each step reads every weight and the
 whole KV cache to produce one token, while prefill reads the weights once for
@@ -26,7 +26,7 @@ bandwidth-bound on a CPU, unlike a multi-GB model on a GPU. Prefill is several
 times faster per token because one pass serves N tokens. Benchmarks are not
 tests: numbers are reported, never asserted.
 
-JSON: the `chapter2.bench` layout (``schema``, ``suite`` = "cpu-tiny-lm",
+JSON: the `chapter2.host.bench` layout (``schema``, ``suite`` = "cpu-tiny-lm",
 ``provenance`` with date, git commit, numpy version and the CPU model name
 from /proc/cpuinfo, ``config``, ``results`` (one record per prompt length),
 ``summary``).
@@ -38,7 +38,6 @@ import argparse
 import datetime as _dt
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -49,18 +48,6 @@ from ._harness import copy_bandwidth, provenance, slug, time_cpu
 
 SUITE = "cpu-tiny-lm"
 DEFAULTS = dict(prompt_tokens=(16, 64, 112), decode_steps=16, copy_mib=256, reps=3)
-
-
-def cpu_model_name() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else platform.processor() or the machine type."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("model name", "Model", "cpu model") and value.strip():
-                return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -119,7 +106,7 @@ def bench_prompt(model, n_prompt: int, decode_steps: int, reps: int, seed: int =
     rng = np.random.default_rng(seed)
     ids = rng.integers(0, model.config.vocab_size, size=n_prompt)  # content does not change the work
     prefill = time_cpu(lambda: model.prefill(ids), reps=reps)
-    logits, cache0 = model.prefill(ids)
+    logits, cache0 = model.prefill(ids, max_seq_len=n_prompt + decode_steps)  # no cache growth while timing
     first = int(np.argmax(logits[-1]))
     step_times = []
     for _ in range(reps + 1):  # the first round warms up and is dropped
@@ -150,16 +137,16 @@ def run(model_dir=None, *, prompt_tokens=DEFAULTS["prompt_tokens"], decode_steps
     """Measure everything; return the JSON document (not written)."""
     import numpy as np
 
-    from .._checks import finite_real, positive_int
-    from ..models.transformer import load_pretrained
-    from ..stepper import DEFAULT_MODEL_DIR
+    from ..._checks import finite_real, positive_int
+    from ...models.transformer import load_pretrained
+    from ...models import TINY_LM_DIR
 
     decode_steps, reps = positive_int("decode_steps", decode_steps), positive_int("reps", reps)
     copy_bytes = int(finite_real("copy_mib", copy_mib, low=0, low_open=True) * 2**20)
     prompt_tokens = [positive_int("prompt_tokens", n) for n in prompt_tokens]
     if not prompt_tokens:
         raise ValueError("prompt_tokens must list at least one prompt length")
-    folder = Path(DEFAULT_MODEL_DIR if model_dir is None else model_dir)
+    folder = Path(TINY_LM_DIR if model_dir is None else model_dir)
     model = load_pretrained(folder)
     context = model.config.max_position_embeddings
     for n in prompt_tokens:
@@ -175,8 +162,7 @@ def run(model_dir=None, *, prompt_tokens=DEFAULTS["prompt_tokens"], decode_steps
         r["decode"]["share_of_copy_bandwidth"] = r["decode"]["bytes_per_s"] / dram["bytes_per_s"]
         r["decode"]["share_of_model_size_copy_bandwidth"] = r["decode"]["bytes_per_s"] / cached["bytes_per_s"]
 
-    prov = provenance("cpu")
-    prov["device"]["name"] = cpu_model_name()
+    prov = provenance("cpu")  # names the CPU by its model (chapter2.devices.device_name)
     c = model.config
     params = sum(arr.size for arr in model.weights.values())
     return {
@@ -231,7 +217,7 @@ def save(doc: dict, out) -> Path:
     `cpu-tiny-lm-<cpu>-<UTC time>.json` in it (the other suites' naming)."""
     out = Path(out)
     if out.is_dir():
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         out = out / f"{SUITE}-{slug(doc['provenance']['device']['name'])}-{stamp}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
@@ -239,7 +225,7 @@ def save(doc: dict, out) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chapter2.bench.tiny_lm", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m chapter2.host.bench.tiny_lm", description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="checkpoint folder (default: the shipped chapter2/data/tiny_lm)")
     parser.add_argument("--prompt-tokens", type=int, nargs="+", default=list(DEFAULTS["prompt_tokens"]),
                         help="prompt lengths to prefill and decode after (default %(default)s)")

@@ -13,7 +13,7 @@ style), validated against a float64 oracle before anything is timed:
   (flash-decoding, Dao et al. 2023, https://crfm.stanford.edu/2023/10/12/flashdecoding.html):
   each split writes a partial (m, l, acc), a second kernel merges them.
 
-Importing `chapter2.kernels` imports neither torch nor triton: the public
+Importing `chapter2.host.kernels` imports neither torch nor triton: the public
 functions below import their module on first call, so the numpy core (and the
 site running in Pyodide) never pays for them.
 

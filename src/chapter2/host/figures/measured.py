@@ -10,7 +10,7 @@ baselines stay in the JSON and in `bench_results.roofline_points`).
 
 import numpy as np
 
-from .. import bench_results
+from ... import bench_results
 from . import figure
 from ._style import INK, PALETTE
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import moe
+from ... import moe
 from . import figure
 from ._style import PALETTE
 

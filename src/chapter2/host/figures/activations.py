@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import activations as act
+from ... import activations as act
 from . import figure
 
 
@@ -21,7 +21,7 @@ def activations_figure():
         "GELU (tanh)": (act.gelu(x, "tanh"), act.gelu_slope(x, "tanh")),
     }
     fig, (ax_value, ax_slope) = plt.subplots(1, 2, figsize=(8.8, 3.6))
-    for i, (label, (value, slope)) in enumerate(curves.items()):
+    for label, (value, slope) in curves.items():
         dash = (0, (4, 2)) if "tanh" in label else "-"
         ax_value.plot(x, value, label=label, linestyle=dash, linewidth=1.6)
         ax_slope.plot(x, slope, linestyle=dash, linewidth=1.6)

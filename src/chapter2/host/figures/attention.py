@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import attention as attn
+from ... import attention as attn
 from . import figure
 from ._style import INK, PALETTE
 
@@ -90,7 +90,7 @@ def flash_schedule_figure():
         ("window 256, N=2048", attn.flash_schedule(2048, window=256, block_q=128, block_k=128)),
     ]
     fig, axes = plt.subplots(1, 2, figsize=(8.2, 4.3))
-    for ax, (title, tiles) in zip(axes, cases):
+    for ax, (title, tiles) in zip(axes, cases, strict=True):
         ax.imshow(tiles, cmap=cmap, vmin=0, vmax=2)
         ax.grid(False)
         for x in np.arange(tiles.shape[1] + 1) - 0.5:

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import diffusion
+from ... import diffusion
 from . import figure
 
 MODEL, SIZE, GPU, FEW = "Qwen-Image", 1024, "H100-SXM", (4, 8)

@@ -21,9 +21,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .config import ModelConfig
-from .rope import inv_frequencies
-from .transformer import DENSE_MLP, SUPPORTED, Transformer, _expert_names, load_pretrained, weight_shapes
+from ..models.config import ModelConfig
+from ..models.rope import inv_frequencies
+from ..models.transformer import DENSE_MLP, SUPPORTED, Transformer, _expert_names, load_pretrained, weight_shapes
 
 __all__ = ["TorchTransformer", "TorchKVCache", "load_pretrained_torch"]
 
@@ -70,7 +70,7 @@ class TorchTransformer:
         self.inv_freq = torch.tensor(inv_freq, dtype=torch.float64, device=self.device)
 
     @classmethod
-    def from_numpy(cls, model: Transformer, *, dtype=torch.float32, device="cpu") -> "TorchTransformer":
+    def from_numpy(cls, model: Transformer, *, dtype=torch.float32, device="cpu") -> TorchTransformer:
         if not isinstance(model, Transformer):
             raise TypeError(f"model must be a numpy Transformer, got {type(model).__name__}")
         return cls(model.config, dict(model.weights), dtype, device)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..models import list_configs, load_config
+from ...models import list_configs, load_config
 from . import figure
 from ._style import INK, PALETTE
 

@@ -1,4 +1,4 @@
-"""Validate every kernel against a float64 oracle at real shapes: `python -m chapter2.kernels.validate`.
+"""Validate every kernel against a float64 oracle at real shapes: `python -m chapter2.host.kernels.validate`.
 
 llm.c's rule: every kernel version is checked against a reference before it is
 timed. This module does that on the GPU at the shapes the benchmarks use
@@ -25,6 +25,7 @@ import time
 
 import torch
 
+from ...devices import device_name
 from ._common import interpreting
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -199,7 +200,7 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"size": args.size, "interpreter": interpreting(), "torch": torch.__version__,
-                       "device": torch.cuda.get_device_name() if torch.cuda.is_available() and not interpreting() else "cpu",
+                       "device": device_name("cuda" if torch.cuda.is_available() and not interpreting() else "cpu"),
                        "results": results}, fh, indent=1)
     failed = [r["case"] for r in results if not r["ok"]]
     print(f"{len(results) - len(failed)}/{len(results)} kernel checks passed" + (f"; failed: {failed}" if failed else ""))

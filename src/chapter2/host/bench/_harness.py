@@ -2,7 +2,8 @@
 
 Imports only the standard library at module level: torch, triton, numpy and
 the hardware catalog are looked up lazily, and their absence is recorded, not
-fatal.
+fatal. Devices are named, and GPUs matched to the catalog, by `chapter2.devices`
+(the same functions `chapter2.bench_results` reads the results back with).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from ...devices import catalog_gpu, device_name
 from . import SCHEMA
 
 
@@ -50,11 +52,11 @@ def device_info(device: str = "cpu") -> dict:
         import torch
 
         props = torch.cuda.get_device_properties(0)
-        info.update(name=torch.cuda.get_device_name(0), capability=list(torch.cuda.get_device_capability(0)),
+        info.update(name=device_name("cuda"), capability=list(torch.cuda.get_device_capability(0)),
                     sm_count=props.multi_processor_count, memory_bytes=props.total_memory,
                     cuda=torch.version.cuda, driver=_nvidia_smi("driver_version"))
     else:
-        info["name"] = f"CPU {platform.machine()} ({os.cpu_count()} logical cores)"
+        info["name"] = device_name("cpu")
     return info
 
 
@@ -69,7 +71,7 @@ def _nvidia_smi(field: str) -> str | None:
 
 def provenance(device: str = "cpu") -> dict:
     return {
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "git": git_commit(),
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -79,25 +81,9 @@ def provenance(device: str = "cpu") -> dict:
     }
 
 
-def catalog_gpu(device_name: str):
-    """The `chapter2.hardware.GPUS` entry whose model name (the key before '-', e.g. 'H200') is a word of
-    `device_name`, or None (no catalog, no match). Variants (SXM vs PCIe) are not told apart."""
-    try:
-        from .. import hardware
-
-        gpus = hardware.GPUS
-    except Exception:  # noqa: BLE001 - the catalog is optional here
-        return None
-    for key, gpu in gpus.items():
-        model = key.split("-")[0]
-        if re.search(rf"(?<![A-Za-z0-9]){re.escape(model)}(?![A-Za-z0-9])", device_name, flags=re.IGNORECASE):
-            return gpu
-    return None
-
-
-def catalog_peaks(device_name: str, dtype: str) -> dict:
-    """{'catalog_key', 'peak_flops', 'bandwidth', 'ops_per_byte'} for the device, None where unknown."""
-    gpu = catalog_gpu(device_name)
+def catalog_peaks(name: str, dtype: str) -> dict:
+    """{'catalog_key', 'peak_flops', 'bandwidth', 'ops_per_byte'} for the device named `name`, None where unknown."""
+    gpu = catalog_gpu(name)
     peaks = {"catalog_key": getattr(gpu, "key", None), "peak_flops": None, "bandwidth": None, "ops_per_byte": None}
     if gpu is None:
         return peaks
@@ -154,7 +140,7 @@ def write_result(out_dir, suite: str, device: str, config: dict, results: list, 
            "results": results, "summary": summary, **(extra or {})}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     name = slug(doc["provenance"]["device"]["name"])
     path = out / f"{suite}-{name}-{stamp}.json"
     n = 1
@@ -165,5 +151,5 @@ def write_result(out_dir, suite: str, device: str, config: dict, results: list, 
     return path
 
 
-__all__ = ["provenance", "device_info", "git_commit", "catalog_gpu", "catalog_peaks", "time_cpu", "time_cuda",
+__all__ = ["provenance", "device_info", "git_commit", "catalog_peaks", "time_cpu", "time_cuda",
            "copy_bandwidth", "write_result", "slug"]

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import ssm
+from ... import ssm
 from . import figure
 
 WINDOW = 4096

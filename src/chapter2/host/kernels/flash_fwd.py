@@ -12,7 +12,7 @@ the FlashAttention-2 loop order and deferred rescaling, arXiv:2307.08691):
 so the N x N score matrix never exists in memory: the kernel reads Q, K, V and
 writes O once (plus re-reading K, V once per query block).
 
-Masks (conventions of DESIGN.md, same as Hugging Face transformers):
+Masks (the conventions of `chapter2.attention`, the same as Hugging Face transformers):
 
 - causal: query i sees keys j <= i;
 - sliding window w: query i sees keys j with i - w < j <= i (w keys, itself
@@ -187,7 +187,7 @@ def _attn_fwd(Q, K, V, Out, Steps,
 # Fixed tile sizes for the interpreter (it cannot autotune over several configs) and a small
 # search space on GPUs: 8 warps (two Hopper warpgroups) with BLOCK_M = 128, as in Triton's
 # tutorial 06. For sm_90 each config compiles with at most a few bytes of register spills in
-# every mode (`python -m chapter2.kernels.compile_check` runs ptxas -v); 128 x 64 with 4 warps
+# every mode (`python -m chapter2.host.kernels.compile_check` runs ptxas -v); 128 x 64 with 4 warps
 # spilled hundreds of bytes and was dropped.
 INTERPRETER_CONFIG = {"BLOCK_M": 64, "BLOCK_N": 64}
 GPU_CONFIGS = [

@@ -4,7 +4,7 @@ Drawn from `chapter2.stepper.step_through` on the shipped tiny model (greedy,
 so deterministic): the same records the "prefill_decode" calculator shows.
 """
 
-from .. import stepper
+from ... import stepper
 from . import figure
 from ._style import PALETTE
 

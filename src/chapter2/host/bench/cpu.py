@@ -56,7 +56,7 @@ def matmul_rate(shape, reps: int) -> dict:
 def bench_shape(shape, causal: bool, reps: int) -> dict:
     import numpy as np
 
-    from .. import attention
+    from ... import attention
 
     b, h, n, d = shape
     rng = np.random.default_rng(1)

@@ -54,7 +54,7 @@ def check_device(x, interpret: bool) -> None:
         return
     raise ValueError(
         f"tensors on {x.device} need a CUDA GPU, or TRITON_INTERPRET=1 set before the kernels are imported "
-        "(see chapter2.kernels.use_interpreter) to run them on the CPU"
+        "(see chapter2.host.kernels.use_interpreter) to run them on the CPU"
     )
 
 

@@ -3,7 +3,7 @@
 Three measurements, each validated before it is timed and each reported as
 ratios measured side by side in one run:
 
-1. attention: the Triton forward (`chapter2.kernels.flash_attention`) against
+1. attention: the Triton forward (`chapter2.host.kernels.flash_attention`) against
    torch SDPA, default dispatch and each backend forced (flash, efficient,
    cudnn, math); TFLOP/s (4 d H pairs FLOPs: QK^T and PV), GB/s (Q, K, V read
    and O written once) and their share of the catalog peak of the detected
@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import math
 import os
+from functools import partial
 
+from ...devices import device_name
 from ._harness import catalog_peaks, time_cpu, time_cuda, write_result
 
 GOALS = {"attention_vs_sdpa_default": 1.0, "decode_vs_copy_bandwidth": 0.8, "window_speedup": 1.8}
@@ -126,12 +128,12 @@ def bench_attention(size, device, dtype, peaks):
             flops = 4.0 * b * h_q * d * pairs
             nbytes = (2 * b * h_q * n * d + 2 * b * h_kv * n * d) * q.element_size()
             reference = _sdpa(is_causal=causal)(q, k, v)
-            variants = [("triton", lambda: flash_fwd.flash_attention(q, k, v, causal=causal))]
-            variants.append(("sdpa_default", lambda: _sdpa(is_causal=causal)(q, k, v)))
+            variants = [("triton", partial(flash_fwd.flash_attention, q, k, v, causal=causal))]
+            variants.append(("sdpa_default", partial(_sdpa(is_causal=causal), q, k, v)))
             for backend in ("flash", "efficient", "cudnn", "math"):
                 if backend == "math" and n > SIZES[size]["math_max_n"]:
                     continue
-                variants.append((f"sdpa_{backend}", lambda backend=backend: _sdpa(backend, is_causal=causal)(q, k, v)))
+                variants.append((f"sdpa_{backend}", partial(_sdpa(backend, is_causal=causal), q, k, v)))
             rows = [_measure(name, fn, reference, timer, flops=flops, nbytes=nbytes, peaks=peaks) for name, fn in variants]
             by_name = {r["variant"]: r for r in rows if "error" not in r}
             ratios = {}
@@ -144,7 +146,7 @@ def bench_attention(size, device, dtype, peaks):
                             "causal": causal, "flops": flops, "bytes": nbytes, "variants": rows, "ratios": ratios,
                             "triton_config": str(best) if best is not None else None})
             _print_attention(results[-1])
-        del q, k, v
+        del q, k, v, variants  # the partials hold the tensors too
         _free(device)
     return results
 
@@ -167,14 +169,14 @@ def bench_decode(size, device, dtype, peaks):
         # device copy of as many bytes as the cache holds: bandwidth = 2 x bytes / time (read + write)
         src = torch.empty(cache_bytes // 2, dtype=torch.int16, device=device)
         dst = torch.empty_like(src)
-        copy = _measure("device_copy", lambda: dst.copy_(src), None, timer, flops=0, nbytes=2 * cache_bytes, peaks=peaks)
+        copy = _measure("device_copy", partial(dst.copy_, src), None, timer, flops=0, nbytes=2 * cache_bytes, peaks=peaks)
         del src, dst
         reference = _sdpa()(q, k_cache, v_cache)
         variants = [
-            ("triton_split", lambda: flash_decode.decode_attention(q, k_cache, v_cache)),
-            ("triton_one_split", lambda: flash_decode.decode_attention(q, k_cache, v_cache, num_splits=1)),
-            ("sdpa_default", lambda: _sdpa()(q, k_cache, v_cache)),
-        ] + [(f"sdpa_{name}", lambda name=name: _sdpa(name)(q, k_cache, v_cache)) for name in ("flash", "efficient", "cudnn")]
+            ("triton_split", partial(flash_decode.decode_attention, q, k_cache, v_cache)),
+            ("triton_one_split", partial(flash_decode.decode_attention, q, k_cache, v_cache, num_splits=1)),
+            ("sdpa_default", partial(_sdpa(), q, k_cache, v_cache)),
+        ] + [(f"sdpa_{name}", partial(_sdpa(name), q, k_cache, v_cache)) for name in ("flash", "efficient", "cudnn")]
         rows = [_measure(name, fn, reference, timer, flops=flops, nbytes=nbytes, peaks=peaks) for name, fn in variants]
         ratios = {}
         if "error" not in copy:
@@ -186,7 +188,7 @@ def bench_decode(size, device, dtype, peaks):
                         "kv_cache_bytes": cache_bytes, "bytes": nbytes, "default_num_splits": splits,
                         "copy": copy, "variants": rows, "ratios": ratios})
         _print_decode(results[-1])
-        del q, k_cache, v_cache, reference
+        del q, k_cache, v_cache, reference, variants  # the partials hold the tensors too
         _free(device)
     return results
 
@@ -204,11 +206,11 @@ def bench_window(size, device, dtype, peaks):
         full_pairs, window_pairs = _causal_pairs(n), _causal_pairs(n, w)
         nbytes = 4 * b * h * n * d * q.element_size()
         reference = flash_fwd.flash_attention(q, k, v, causal=True)
-        full = _measure("triton_causal", lambda: flash_fwd.flash_attention(q, k, v, causal=True), reference, timer,
+        full = _measure("triton_causal", partial(flash_fwd.flash_attention, q, k, v, causal=True), reference, timer,
                         flops=4.0 * b * h * d * full_pairs, nbytes=nbytes, peaks=peaks)
         full_config = getattr(getattr(flash_fwd, "_attn_fwd_tuned", None), "best_config", None)
         window_ref = _window_reference(q, k, v, w)
-        windowed = _measure("triton_window", lambda: flash_fwd.flash_attention(q, k, v, window=w), window_ref, timer,
+        windowed = _measure("triton_window", partial(flash_fwd.flash_attention, q, k, v, window=w), window_ref, timer,
                             flops=4.0 * b * h * d * window_pairs, nbytes=nbytes, peaks=peaks)
         window_config = getattr(getattr(flash_fwd, "_attn_fwd_tuned", None), "best_config", None)
         record = {"case": label, "shape": {"B": b, "H": h, "N": n, "d": d}, "window": w,
@@ -315,9 +317,9 @@ def run(out_dir, *, size: str = "device", parts=("attention", "decode", "window"
         raise ValueError(f"size must be one of {sorted(SIZES)}, got {size!r}")
     device = _device()
     torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
-    device_name = torch.cuda.get_device_name(0) if device == "cuda" else "cpu (Triton interpreter)"
-    peaks = catalog_peaks(device_name, dtype) if device == "cuda" else {"catalog_key": None}
-    print(f"device: {device_name}; catalog entry: {peaks.get('catalog_key')}", flush=True)
+    name = device_name(device) if device == "cuda" else f"{device_name('cpu')} (Triton interpreter)"
+    peaks = catalog_peaks(name, dtype) if device == "cuda" else {"catalog_key": None}
+    print(f"device: {name}; catalog entry: {peaks.get('catalog_key')}", flush=True)
     attention = bench_attention(size, device, torch_dtype, peaks) if "attention" in parts else []
     decode = bench_decode(size, device, torch_dtype, peaks) if "decode" in parts else []
     window = bench_window(size, device, torch_dtype, peaks) if "window" in parts else []

@@ -1,4 +1,4 @@
-"""Compile the kernels for a GPU without having one: `python -m chapter2.kernels.compile_check`.
+"""Compile the kernels for a GPU without having one: `python -m chapter2.host.kernels.compile_check`.
 
 Triton lowers a kernel to PTX and runs ptxas (shipped in the triton wheel)
 without a driver, so a CPU-only machine can check that every variant
@@ -167,8 +167,9 @@ def main(argv=None) -> int:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9 warns when unset
     results = all_variants(args.arch, args.quick)
     for r in results:
-        shape = f"{r['kernel']:<12} {r['dtype']:>4} d={r['head_dim']:<3} " + (
-            f"{r['mode']:<6} {r['block_m']}x{r['block_n']}" if r["kernel"] == "flash_fwd" else f"window={r['window']!s:<5} n={r['block_n']}")
+        tiles = (f"{r['mode']:<6} {r['block_m']}x{r['block_n']}" if r["kernel"] == "flash_fwd"
+                 else f"window={r['window']!s:<5} n={r['block_n']}")
+        shape = f"{r['kernel']:<12} {r['dtype']:>4} d={r['head_dim']:<3} " + tiles
         print(f"{shape:<44} warps={r['num_warps']} stages={r['num_stages']} shared={r['shared_bytes'] / 1024:6.1f} KiB "
               f"regs={r['registers']} spill={r['spill_bytes']} B wgmma={r['wgmma']} pipelined={r['pipelined']} ({r['seconds']} s)")
     if args.json:

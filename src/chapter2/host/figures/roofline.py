@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import diffusion, hardware, roofline
+from ... import diffusion, hardware, roofline
 from . import figure
 
 GPU, DTYPE, MODEL, PROMPT, CONTEXT, HEAD_DIM, BATCH = "H100-SXM", "fp16", "Llama-3.1-8B", 4096, 4096, 128, 64

@@ -1,0 +1,366 @@
+"""Section 2.2's facts, against numbers worked out here from the shipped JSON files and by hand.
+
+Parameter counts are recounted below from config.json with the architecture's
+weight shapes written out (not with `ModelConfig.params()`), and checked
+against published totals where the model's authors give one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from chapter2.models import load_config
+from chapter2.pages import FACT_REF
+from chapter2.pages import llm_inference as li
+
+DATA = Path(__file__).resolve().parents[1] / "src" / "chapter2" / "data"
+CONFIGS = {p.stem: json.loads(p.read_text()) for p in sorted((DATA / "configs").glob("*.json"))}
+LLAMA = CONFIGS["Llama-3.1-8B"]
+QWEN3 = CONFIGS["Qwen3-8B"]
+QWEN3_MOE = CONFIGS["Qwen3-235B-A22B"]
+TOKENIZER = json.loads((DATA / "tiny_lm" / "tokenizer.json").read_text())
+
+# Llama 3.1 8B's model.safetensors.index.json: "total_size": 16060522496 bytes of BF16 weights
+# (https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/model.safetensors.index.json), 2 bytes each.
+LLAMA_PUBLISHED_PARAMS = 16_060_522_496 // 2
+
+
+def _count(c: dict) -> tuple[int, int]:
+    """(total, active) parameters of a config.json, from the weight shapes of its architecture."""
+    h, vocab, layers = c["hidden_size"], c["vocab_size"], c["num_hidden_layers"]
+    arch = c["architectures"][0]
+    tables = vocab * h * (1 if c.get("tie_word_embeddings") else 2)  # embedding + untied LM head
+    total = active = tables + h  # + final RMSNorm
+    if arch == "DeepseekV3ForCausalLM":  # multi-head latent attention (DeepSeek-V2 paper, section 2.1)
+        nq, rope, nope, v = c["num_attention_heads"], c["qk_rope_head_dim"], c["qk_nope_head_dim"], c["v_head_dim"]
+        q_rank, kv_rank = c["q_lora_rank"], c["kv_lora_rank"]
+        attn = (h * q_rank + q_rank + q_rank * nq * (nope + rope)  # q_a_proj, q_a_layernorm, q_b_proj
+                + h * (kv_rank + rope) + kv_rank + kv_rank * nq * (nope + v)  # kv_a_proj, kv_a_layernorm, kv_b_proj
+                + nq * v * h)  # o_proj
+        expert = 3 * h * c["moe_intermediate_size"]
+        n_exp = c["n_routed_experts"]
+        for layer in range(layers):
+            block = attn + 2 * h
+            if layer < c["first_k_dense_replace"]:
+                total += block + 3 * h * c["intermediate_size"]
+                active += block + 3 * h * c["intermediate_size"]
+            else:
+                always = c["n_shared_experts"] * expert + n_exp * h + n_exp  # shared expert, router, its bias
+                total += block + always + n_exp * expert
+                active += block + always + c["num_experts_per_tok"] * expert
+        return total, active
+    nq = c["num_attention_heads"]
+    nkv = c.get("num_key_value_heads", nq)
+    d = c.get("head_dim") or h // nq
+    attn = 2 * h * nq * d + 2 * h * nkv * d
+    if arch == "Qwen2ForCausalLM":
+        attn += nq * d + 2 * nkv * d  # q, k, v biases
+    if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM"):
+        attn += 2 * d  # q_norm, k_norm
+    n_exp = c.get("num_experts") or c.get("num_local_experts") or 0
+    for _ in range(layers):
+        block = attn + 2 * h
+        if n_exp:
+            width = c.get("moe_intermediate_size") or c["intermediate_size"]  # Mixtral: full-width experts
+            total += block + n_exp * h + n_exp * 3 * h * width
+            active += block + n_exp * h + c["num_experts_per_tok"] * 3 * h * width
+        else:
+            total += block + 3 * h * c["intermediate_size"]
+            active += block + 3 * h * c["intermediate_size"]
+    return total, active
+
+
+COUNTS = {name: _count(c) for name, c in CONFIGS.items()}
+
+
+def test_hand_counts_match_published_totals():
+    """The recount itself, against the model authors' numbers."""
+    assert COUNTS["Llama-3.1-8B"][0] == LLAMA_PUBLISHED_PARAMS == 8_030_261_248
+    # DeepSeek-V3 technical report (arXiv:2412.19437): 671B total, 37B activated per token
+    assert round(COUNTS["DeepSeek-V3"][0] / 1e9) == 671 and 37e9 < COUNTS["DeepSeek-V3"][1] < 38e9
+    # Qwen3 model cards: Qwen3-8B 8.2B parameters, 6.95B non-embedding; Qwen3-235B-A22B 235B total, 22B active
+    assert round(COUNTS["Qwen3-8B"][0] / 1e8) == 82
+    assert round((COUNTS["Qwen3-8B"][0] - 2 * QWEN3["vocab_size"] * QWEN3["hidden_size"]) / 1e7) == 695
+    assert round(COUNTS["Qwen3-235B-A22B"][0] / 1e9) == 235 and round(COUNTS["Qwen3-235B-A22B"][1] / 1e9) == 22
+    # Mixtral of Experts (arXiv:2401.04088): 47B parameters, 13B active
+    assert round(COUNTS["Mixtral-8x7B-v0.1"][0] / 1e9) == 47 and round(COUNTS["Mixtral-8x7B-v0.1"][1] / 1e9) == 13
+
+
+# -- tokens, context and chat templates ---------------------------------------------------------
+def test_vocabulary_sizes_are_the_configs():
+    assert li.llama_8b_vocab_size().value == LLAMA["vocab_size"] == 128_256
+    assert li.qwen3_8b_vocab_size().value == QWEN3["vocab_size"] == 151_936
+    assert li.deepseek_v3_vocab_size().value == CONFIGS["DeepSeek-V3"]["vocab_size"] == 129_280
+    assert str(li.llama_8b_vocab_size()) == "128,256"
+
+
+def test_embedding_and_lm_head_share_of_qwen3():
+    tables = 2 * QWEN3["vocab_size"] * QWEN3["hidden_size"]  # untied: embedding + LM head
+    total = COUNTS["Qwen3-8B"][0]
+    assert li.qwen3_8b_vocab_params_billion().value == pytest.approx(tables / 1e9)
+    assert li.qwen3_8b_total_params_billion().value == pytest.approx(total / 1e9)
+    assert li.qwen3_8b_vocab_params_share().value == pytest.approx(tables / total)
+    big = 2 * QWEN3_MOE["vocab_size"] * QWEN3_MOE["hidden_size"]
+    assert li.qwen3_235b_vocab_params_share().value == pytest.approx(big / COUNTS["Qwen3-235B-A22B"][0])
+    assert str(li.qwen3_8b_vocab_params_billion()) == "1.24"
+    assert str(li.qwen3_8b_total_params_billion()) == "8.2"
+    assert str(li.qwen3_8b_vocab_params_share()) == "15 %"
+    assert str(li.qwen3_235b_vocab_params_share()) == "0.5 %"
+
+
+def test_tiny_tokenizer_facts_are_its_tokenizer_json():
+    vocab = TOKENIZER["model"]["vocab"]
+    ids = list(vocab.values()) + [t["id"] for t in TOKENIZER["added_tokens"]]
+    assert li.tiny_tokenizer_vocab_size().value == max(ids) + 1 == 1024
+    assert str(li.tiny_tokenizer_vocab_size()) == "1,024"
+    # byte-level BPE writes a leading space as "Ġ"
+    assert li.tiny_id_space_the().value == vocab["Ġthe"] and li.tiny_id_the().value == vocab["the"]
+    assert li.tiny_id_space_the().value != li.tiny_id_the().value
+    assert li.tiny_tokens_in_space_the().value == 1
+    pieces = re.findall(r'`"([^`]+)"`', str(li.tiny_tokenization_pieces()))
+    assert str(li.tiny_tokenization_pieces()) == '`" token"` + `"iz"` + `"ation"`'
+    assert "".join(pieces) == " tokenization"
+    assert all(p.replace(" ", "Ġ") in vocab for p in pieces)
+    assert "Ġtokenization" not in vocab
+
+
+def test_context_windows_and_the_budget_verdict():
+    assert li.llama_8b_context_window().value == LLAMA["max_position_embeddings"] == 131_072
+    assert li.qwen3_8b_context_window().value == QWEN3["max_position_embeddings"] == 40_960
+    window, used = QWEN3["max_position_embeddings"], 30_000 + 4_000 + 8_192
+    text = str(li.qwen3_8b_budget_example())
+    assert text.startswith("Does not fit")
+    assert f"{used:,} tokens" in text and f"{used - window:,} more" in text  # 42,192 and 1,232
+    assert f"at most {window - 34_000:,}" in text  # 6,960
+
+
+# -- prefill and decode ------------------------------------------------------------------------------
+def test_llama_kv_cache_per_token_and_at_full_context():
+    layers, kv_heads = LLAMA["num_hidden_layers"], LLAMA["num_key_value_heads"]
+    head_dim = LLAMA["hidden_size"] // LLAMA["num_attention_heads"]
+    per_token = 2 * layers * kv_heads * head_dim * 2  # K and V, BF16
+    assert (li.llama_8b_layers().value, li.llama_8b_kv_heads().value, li.llama_8b_head_dim().value) == (32, 8, 128)
+    assert li.llama_8b_kv_bytes_per_token().value == per_token == 131_072
+    assert li.llama_8b_kv_per_token().value == per_token
+    full = per_token * LLAMA["max_position_embeddings"]
+    assert li.llama_8b_kv_full_context().value == full
+    assert li.llama_8b_weights_bf16().value == 2 * LLAMA_PUBLISHED_PARAMS
+    assert li.llama_8b_kv_full_context().value > li.llama_8b_weights_bf16().value  # the page's point
+    assert str(li.llama_8b_kv_bytes_per_token()) == "131,072"
+    assert str(li.llama_8b_kv_per_token()) == "131 kB"
+    assert str(li.llama_8b_kv_full_context()) == "17.2 GB"
+    assert str(li.llama_8b_weights_bf16()) == "16.1 GB"
+
+
+# -- sampling ----------------------------------------------------------------------------------------------
+LOGITS = [2.0, 1.0, 0.5, 0.1, -1.0]
+
+
+def _softmax(z, t=1.0):
+    e = [math.exp(x / t) for x in z]
+    return [x / sum(e) for x in e]
+
+
+def _renorm(p):
+    return [x / sum(p) for x in p]
+
+
+def _table_row(label):
+    rows = {r[0]: r[1:] for r in li.sampling_table().rows}
+    return [c.value for c in rows[label]]
+
+
+def test_sampling_table_against_a_hand_softmax():
+    p = _softmax(LOGITS)
+    assert _table_row("logits") == LOGITS
+    assert _table_row("softmax (T = 1)") == pytest.approx(p)
+    assert _table_row("T = 0.5") == pytest.approx(_softmax(LOGITS, 0.5))
+    assert _table_row("T = 2") == pytest.approx(_softmax(LOGITS, 2.0))
+    assert _table_row("T = 0 (greedy)") == [1, 0, 0, 0, 0]
+    assert _table_row("top-k, k = 2") == pytest.approx(_renorm(p[:2] + [0, 0, 0]))
+    assert _table_row("top-p, p = 0.8") == pytest.approx(_renorm(p[:3] + [0, 0]))  # 0.559 + 0.205 < 0.8 <= + 0.125
+    biased = LOGITS[:3] + [LOGITS[3] + 2] + LOGITS[4:]
+    assert _table_row("bias +2 on token 3") == pytest.approx(_softmax(biased))
+    table = str(li.sampling_table())
+    assert table.startswith("| settings | token 0 | token 1 | token 2 | token 3 | token 4 |")
+    assert "| softmax (T = 1) | 0.559 | 0.205 | 0.125 | 0.084 | 0.028 |" in table
+    assert "| T = 0.5 | 0.826 | 0.112 | 0.041 | 0.018 | 0.002 |" in table
+
+
+def test_sampling_prose_numbers():
+    p = _softmax(LOGITS)
+    assert li.sampling_token0_prob().value == pytest.approx(p[0])
+    assert li.sampling_token0_prob_low_temperature().value == pytest.approx(_softmax(LOGITS, 0.5)[0])
+    assert (str(li.sampling_token0_prob()), str(li.sampling_token0_prob_low_temperature())) == ("0.56", "0.83")
+    assert li.sampling_top_p().value == 0.8 and str(li.sampling_top_p()) == "0.8"
+    assert li.top_p_kept_tokens().value == 3
+    assert li.top_p_tokens_short_of_p().value == 2
+    assert li.top_p_last_kept_token().value == 2
+    assert li.top_p_mass_short_of_p().value == pytest.approx(p[0] + p[1])
+    assert li.top_p_mass_short_of_p().value < 0.8 <= p[0] + p[1] + p[2]
+    assert str(li.top_p_mass_short_of_p()) == "0.764"
+    assert li.logit_bias_offset().value == 2 and li.bias_token_logit().value == 0.1
+    assert li.bias_token_biased_logit().value == pytest.approx(2.1) and str(li.bias_token_biased_logit()) == "2.1"
+    biased = _softmax(LOGITS[:3] + [2.1] + LOGITS[4:])
+    assert li.bias_token_prob().value == pytest.approx(biased[3]) and biased[3] == max(biased)
+    assert str(li.bias_token_prob()) == "0.402"
+
+
+# -- architecture and transformer blocks --------------------------------------------------------------------
+def test_architecture_name_reading():
+    assert str(li.example_architecture_family()) == "Qwen3"
+    assert str(li.example_architecture_is_moe()) == "yes"
+    assert str(li.example_architecture_task()) == "causal language modeling"
+
+
+def test_lora_on_the_query_projection():
+    n = LLAMA["num_attention_heads"] * (LLAMA["hidden_size"] // LLAMA["num_attention_heads"])
+    k = LLAMA["hidden_size"]
+    assert li.lora_rank().value == 16
+    assert str(li.llama_8b_q_proj_shape()) == f"{n:,} × {k:,}" == "4,096 × 4,096"
+    assert li.lora_q_proj_params().value == 16 * (n + k) == 131_072
+    assert li.llama_8b_q_proj_params().value == n * k == 16_777_216
+    assert li.lora_q_proj_share().value == pytest.approx(100 * 16 * (n + k) / (n * k))  # in percent
+    assert str(li.lora_q_proj_share()) == "0.78 %"
+
+
+def test_model_configs_table_rows_are_the_configs_and_hand_counts():
+    rows = li.model_configs_table().rows
+    assert [r[0].value for r in rows] == sorted(CONFIGS)
+    for name, arch, layers, hidden, heads, vocab, total, active in rows:
+        c = CONFIGS[name.value]
+        assert arch.value == f"`{c['architectures'][0]}`"
+        assert (layers.value, hidden.value, vocab.value) == (c["num_hidden_layers"], c["hidden_size"], c["vocab_size"])
+        nq = c["num_attention_heads"]
+        assert heads.value == f"{nq} / {c.get('num_key_value_heads', nq)}"
+        assert (total.value, active.value) == pytest.approx((COUNTS[name.value][0] / 1e9, COUNTS[name.value][1] / 1e9))
+    table = str(li.model_configs_table())
+    assert "| Qwen3-235B-A22B | `Qwen3MoeForCausalLM` | 94 | 4,096 | 64 / 4 | 151,936 | 235.1 | 22.2 |" in table
+    assert "| DeepSeek-V3 | `DeepseekV3ForCausalLM` | 61 | 7,168 | 128 / 128 | 129,280 | 671 | 37.6 |" in table
+
+
+def test_llama_sizes():
+    assert li.llama_8b_total_params_billion().value == pytest.approx(LLAMA_PUBLISHED_PARAMS / 1e9)
+    assert str(li.llama_8b_total_params_billion()) == "8.03"
+    assert li.llama_8b_hidden_size().value == LLAMA["hidden_size"] and str(li.llama_8b_hidden_size()) == "4,096"
+    assert li.llama_8b_ffn_width().value == LLAMA["intermediate_size"] and str(li.llama_8b_ffn_width()) == "14,336"
+
+
+def test_llama_parameter_breakdown_adds_up_to_the_model():
+    """The page's consistency check: the parts, counted here, add up to the published total and to params()."""
+    h, v, layers = LLAMA["hidden_size"], LLAMA["vocab_size"], LLAMA["num_hidden_layers"]
+    kv_dim = LLAMA["num_key_value_heads"] * h // LLAMA["num_attention_heads"]
+    parts = [v * h, layers * (2 * h * h + 2 * h * kv_dim), layers * 3 * h * LLAMA["intermediate_size"],
+             (2 * layers + 1) * h, v * h]
+    rows = li.llama_8b_param_breakdown().rows
+    assert [r[1].value for r in rows[:-1]] == parts
+    assert sum(parts) == LLAMA_PUBLISHED_PARAMS
+    # the two ways to count agree: the breakdown's sum and ModelConfig.params().total
+    assert load_config("Llama-3.1-8B").params().total == sum(parts)
+    total_row = rows[-1]
+    assert total_row[1].value == sum(parts)
+    assert total_row[2].value == 1.0 and str(total_row[2]) == "100 %"
+    for (_, _, share), part in zip(rows[:-1], parts, strict=True):
+        assert share.value == pytest.approx(part / LLAMA_PUBLISHED_PARAMS)
+    table = str(li.llama_8b_param_breakdown())
+    assert "| feed-forward, 32 blocks (gate, up, down) | 5,637,144,576 | 70.2 % |" in table
+    assert "| embedding table (V × D) | 525,336,576 | 6.5 % |" in table
+    assert "MISMATCH" not in table
+
+
+def test_grouped_query_attention():
+    assert li.llama_8b_query_heads().value == LLAMA["num_attention_heads"] == 32
+    assert li.llama_8b_gqa_group().value == LLAMA["num_attention_heads"] // LLAMA["num_key_value_heads"] == 4
+
+
+# -- attention -------------------------------------------------------------------------------------------------
+def test_causal_pairs_of_eight_tokens():
+    assert li.causal_example_tokens().value == 8
+    assert li.causal_example_attended_pairs().value == 8 * 9 // 2 == 36
+    assert li.causal_example_all_pairs().value == 64
+
+
+def test_decoding_with_and_without_the_cache():
+    assert li.cache_example_prompt_tokens().value == li.cache_example_decode_tokens().value == 1000
+    lengths = range(1001, 2001)  # sequence length at each of the 1,000 decode steps
+    with_cache = sum(lengths)  # one query against t keys
+    without = sum(t * (t + 1) // 2 for t in lengths)  # causal attention over all t tokens again
+    assert li.cache_example_pairs_with_cache().value == with_cache == 1_500_500
+    assert li.cache_example_pairs_without_cache().value == without
+    assert li.cache_example_pairs_ratio().value == pytest.approx(without / with_cache)
+    assert str(li.cache_example_pairs_without_cache()) == "1,168,167,000"
+    assert str(li.cache_example_pairs_ratio()) == "779"
+
+
+# -- mixture of experts ------------------------------------------------------------------------------------------
+E, K, LAYERS = QWEN3_MOE["num_experts"], QWEN3_MOE["num_experts_per_tok"], QWEN3_MOE["num_hidden_layers"]
+EXPERT = 3 * QWEN3_MOE["hidden_size"] * QWEN3_MOE["moe_intermediate_size"]
+
+
+def _touched(tokens):
+    return E * (1 - (1 - K / E) ** tokens)
+
+
+def test_qwen3_moe_sizes():
+    total, active = COUNTS["Qwen3-235B-A22B"]
+    assert (li.qwen3_235b_moe_layers().value, li.qwen3_235b_experts().value) == (LAYERS, E) == (94, 128)
+    assert li.qwen3_235b_experts_per_token().value == K == 8
+    assert li.qwen3_235b_total_params_billion().value == pytest.approx(total / 1e9)
+    assert li.qwen3_235b_active_params_billion().value == pytest.approx(active / 1e9)
+    assert li.qwen3_235b_active_share().value == pytest.approx(active / total)
+    assert li.qwen3_235b_expert_params_million().value == pytest.approx(EXPERT / 1e6)
+    assert li.qwen3_235b_expert_weight_share().value == pytest.approx(E * LAYERS * EXPERT / total)
+    assert str(li.qwen3_235b_total_params_billion()) == "235.1"
+    assert str(li.qwen3_235b_active_params_billion()) == "22.2"
+    assert str(li.qwen3_235b_active_share()) == "9.4 %"
+    assert str(li.qwen3_235b_expert_params_million()) == "18.9"
+    assert str(li.qwen3_235b_expert_weight_share()) == "96.6 %"
+
+
+def test_experts_touched_by_a_batch():
+    assert li.qwen3_235b_experts_touched_one_token().value == pytest.approx(K)
+    assert li.coverage_most().value == 0.9 and li.coverage_nearly_all().value == 0.99
+    assert str(li.coverage_most()) == "90 %" and str(li.coverage_nearly_all()) == "99 %"
+    for fact, share in ((li.qwen3_235b_tokens_touching_most, 0.9), (li.qwen3_235b_tokens_touching_nearly_all, 0.99)):
+        t = fact().value
+        assert _touched(t) / E >= share > _touched(t - 1) / E
+    assert (li.qwen3_235b_tokens_touching_most().value, li.qwen3_235b_tokens_touching_nearly_all().value) == (36, 72)
+
+
+def test_expert_weight_traffic_of_a_decode_step():
+    assert li.moe_decode_batch().value == 256
+    assert li.qwen3_235b_expert_bytes_one_request().value == pytest.approx(K * EXPERT * 2 * LAYERS)
+    assert li.qwen3_235b_expert_bytes_batch().value == pytest.approx(_touched(256) * EXPERT * 2 * LAYERS)
+    assert li.qwen3_235b_expert_share_read_batch().value == pytest.approx(_touched(256) / E)
+    assert li.qwen3_235b_expert_compute_share().value == K / E
+    assert li.qwen3_235b_expert_compute_saving().value == E / K
+    assert str(li.qwen3_235b_expert_bytes_one_request()) == "28.4 GB"
+    assert str(li.qwen3_235b_expert_bytes_batch()) == "454 GB"
+    assert str(li.qwen3_235b_expert_share_read_batch()) == "100 %"
+    assert str(li.qwen3_235b_expert_compute_share()) == "6.25 %"
+    assert str(li.qwen3_235b_expert_compute_saving()) == "16"
+
+
+def test_moe_and_dense_lists():
+    moes = [n for n, c in CONFIGS.items() if "Moe" in c["architectures"][0] or n in ("DeepSeek-V3", "Mixtral-8x7B-v0.1")]
+    moes.sort(key=lambda n: -COUNTS[n][0])
+    assert str(li.moe_configs_by_size()) == ", ".join(f"{n} ({COUNTS[n][0] / 1e9:.0f}B)" for n in moes)
+    assert str(li.moe_configs_by_size()) == "DeepSeek-V3 (671B), Qwen3-235B-A22B (235B), Mixtral-8x7B-v0.1 (47B)"
+    assert str(li.dense_configs()) == "Llama-3.1-8B (8B), Mistral-7B-v0.1 (7.2B), Qwen2-7B (7.6B), Qwen3-8B (8.2B)"
+    dense = [n for n in CONFIGS if n not in moes]
+    assert [s.split(" (")[0] for s in str(li.dense_configs()).split(", ")] == dense
+
+
+# -- map and cards ---------------------------------------------------------------------------------------------------
+def test_leaves_and_cards_only_name_facts_of_this_section():
+    texts = [leaf.text for leaf in li.LEAVES] + [card.answer for card in li.CARDS]
+    for text in texts:
+        assert "py:" not in text
+        assert len(re.findall(r"\{\{", text)) == len(FACT_REF.findall(text))
+        assert all(name.startswith("llm_inference.") for name in FACT_REF.findall(text))
+    assert "qwen3_235b_active_params_billion" in li.LEAVES[-1].text
