@@ -225,7 +225,7 @@ def test_lora_on_the_query_projection():
     assert str(li.llama_8b_q_proj_shape()) == f"{n:,} × {k:,}" == "4,096 × 4,096"
     assert li.lora_q_proj_params().value == 16 * (n + k) == 131_072
     assert li.llama_8b_q_proj_params().value == n * k == 16_777_216
-    assert li.lora_q_proj_share().value == pytest.approx(100 * 16 * (n + k) / (n * k))  # in percent
+    assert li.lora_q_proj_share().value == pytest.approx(16 * (n + k) / (n * k))
     assert str(li.lora_q_proj_share()) == "0.78 %"
 
 

@@ -119,9 +119,7 @@ class Pct(Shown):
     digits: int = 2
 
     def __str__(self) -> str:
-        pct = 100 * self.value
-        text = sig(pct, self.digits) if abs(pct) >= 1 else sig(pct, 1)
-        return f"{text} %"
+        return f"{sig(100 * self.value, self.digits)} %"
 
 
 @dataclass(frozen=True)

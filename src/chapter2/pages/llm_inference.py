@@ -378,10 +378,10 @@ def llama_8b_q_proj_params() -> Int:
 
 
 @fact
-def lora_q_proj_share() -> Num:
-    """The LoRA adapter's size as a percentage of the query projection (a number in percent, 2 digits)."""
+def lora_q_proj_share() -> Pct:
+    """The LoRA adapter's size as a share of the query projection: r·(n + k) / (n·k)."""
     n, k = _llama_q_proj()
-    return Num(100 * LORA_RANK * (n + k) / (n * k), 2, "%")
+    return Pct(LORA_RANK * (n + k) / (n * k), 2)
 
 
 @fact
