@@ -50,31 +50,11 @@ def fact_text(name: str, page_path: str) -> str:
 def expand_facts(text: str, page_path: str) -> str:
     """Replace every `{{ fact: NAME }}`; anything else between double braces is an error."""
     text = pages.FACT_REF.sub(lambda m: fact_text(m.group(1), page_path), text)
-    text = _legacy_py(text, page_path)  # MIGRATION ONLY: removed once every page names facts
     leftover = LEFTOVER.search(text)
     if leftover:
         raise DirectiveError(f"{page_path}: {leftover.group(0)!r} is not a fact reference; "
                              "pages name facts as {{ fact: SECTION.NAME }} and never compute")
     return text
-
-
-_LEGACY = re.compile(r"\{\{\s*py:\s*(.+?)\s*\}\}", re.S)
-
-
-def _legacy_py(text, page_path):  # MIGRATION ONLY
-    import importlib
-    import pkgutil
-
-    import chapter2
-    if not _LEGACY.search(text):
-        return text
-    ns = {"chapter2": chapter2}
-    for module in pkgutil.iter_modules(chapter2.__path__):
-        if module.name.startswith("_") or module.name in {"host", "pages"}:
-            continue
-        ns[module.name] = importlib.import_module(f"chapter2.{module.name}")
-    ns["fmt"] = ns["format"]
-    return _LEGACY.sub(lambda m: str(eval(m.group(1), dict(ns))), text)  # noqa: S307
 
 
 def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict, pages: set[str] | None = None) -> str:

@@ -496,14 +496,14 @@ def tiny_lm_decode_intensity() -> Num:
 
 
 def _window_case() -> tuple[int, int]:
-    """(N, w) of the GPU benchmark's sliding-window case (`bench.gpu.SIZES`, device size)."""
+    """(N, w) of the GPU benchmark's sliding-window case (`host.bench.gpu.SIZES`, device size)."""
     _label, _b, _h, n, _d, w = gpu_bench.SIZES["device"]["window"][0]
     return n, w
 
 
 @fact
 def goal_attention_vs_sdpa() -> Times:
-    """Goal of the GPU benchmark: the Triton forward's speed over PyTorch SDPA's default (`bench.gpu.GOALS`)."""
+    """Goal of the GPU benchmark: the Triton forward's speed over PyTorch SDPA's default (`host.bench.gpu.GOALS`)."""
     return Times(gpu_bench.GOALS["attention_vs_sdpa_default"])
 
 
