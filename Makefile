@@ -42,6 +42,7 @@ build: .venv/.installed node_modules/.installed
 # and a rebuild in that process would show the old numbers: a change there restarts it
 # (a fresh process, a full build with the new code). watchmedo comes with watchdog (mkdocs).
 serve: .venv/.installed node_modules/.installed
+	@echo "make serve: rebuilds on changes in docs/ and mkdocs.yml, restarts on changes in src/chapter2, snippets/, docs/hooks/"
 	NO_MKDOCS_2_WARNING=1 .venv/bin/watchmedo auto-restart --no-restart-on-command-exit --recursive \
 	  --directory src/chapter2 --directory snippets --directory docs/hooks \
 	  --ignore-directories --ignore-patterns '*/__pycache__/*;*.pyc' --debounce-interval 1 -- \
@@ -53,7 +54,7 @@ WORKERS ?= auto
 # ruff on the Python; actionlint (with shellcheck on run: scripts) and zizmor (offline, the
 # security audit) on the GitHub workflows, failing on findings of medium severity or above
 ACTIONLINT := .venv/bin/actionlint -shellcheck=.venv/bin/shellcheck -pyflakes=
-ZIZMOR := .venv/bin/zizmor --offline --no-progress --color=never --min-severity=medium
+ZIZMOR := .venv/bin/zizmor --quiet --offline --no-progress --color=never --min-severity=medium
 WORKFLOWS ?= .github/workflows
 
 lint: setup
@@ -61,9 +62,12 @@ lint: setup
 	$(MAKE) --no-print-directory lint-workflows
 
 # (needs the venv of `make setup`; tests/test_workflows.py runs it on bad workflows too)
+# both always run, so one pass shows every finding
 lint-workflows:
-	$(ACTIONLINT) $(wildcard $(WORKFLOWS)/*.yml $(WORKFLOWS)/*.yaml)
-	$(ZIZMOR) $(WORKFLOWS)
+	@rc=0; \
+	  $(ACTIONLINT) $(wildcard $(WORKFLOWS)/*.yml $(WORKFLOWS)/*.yaml) || rc=1; \
+	  $(ZIZMOR) $(WORKFLOWS) || rc=1; \
+	  exit $$rc
 
 test: lint
 	.venv/bin/python -m pytest -q -n $(WORKERS)

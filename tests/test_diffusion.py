@@ -1,5 +1,6 @@
 """Image and video generation costs (chapter sections 2.3 and 2.4.3)."""
 
+import dataclasses
 import json
 
 import pytest
@@ -68,16 +69,84 @@ def test_attention_flops_match_real_tensors():
     assert diffusion.attention_flops(tokens, 3, heads * dh) == 3 * counter.get_total_flops()
 
 
-def test_a_denoiser_pass_does_2N_over_b_ops_per_byte():
-    # flops = 2 P N + 4 L N^2 W and bytes = b (P + 2 L N W) = b (2PN + 4LN^2W) / 2N, so intensity = 2N / b:
-    # N (thousands) ops per byte in BF16, far above any GPU's ops:byte -> compute bound (chapter 2.4.3).
-    for name in ("Qwen-Image", "FLUX.1-dev", "Wan2.1-T2V-14B"):
+def test_a_denoiser_pass_does_thousands_of_ops_per_weight_byte():
+    # flops = 2 P N + 4 L N^2 W and bytes = b P (weights only, as roofline counts LLM passes; no KV cache):
+    # intensity = 2N/b + 4 L N^2 W / (b P), at least N ops per byte in BF16, far above any GPU's ops:byte.
+    for name, params, layers, width in (("Qwen-Image", 20e9, 60, 3072), ("FLUX.1-dev", 12e9, 57, 3072),
+                                        ("Wan2.1-T2V-14B", 14e9, 40, 5120)):
         p = diffusion.denoiser_pass(name, dtype="bf16")
-        assert p.intensity == pytest.approx(2 * p.tokens / 2)
-        assert p.intensity > max(g.ops_per_byte("bf16") for g in GPUS.values())
+        n = p.tokens
+        assert p.bytes == params * 2
+        assert p.intensity == pytest.approx((2 * params * n + 4 * layers * n**2 * width) / (2 * params))
+        assert p.intensity >= n > max(g.ops_per_byte("bf16") for g in GPUS.values())
     p = diffusion.denoiser_pass("Qwen-Image", 4096)
     assert p.linear_flops == 2 * 20e9 * 4096
     assert p.attention_flops == 4 * 60 * 4096**2 * 3072
+
+
+def test_pass_bytes_follow_the_roofline_convention_for_llm_passes():
+    # roofline.prefill counts the weights read once plus the KV cache written, and no activations. A DiT-sized
+    # LLM (20B, 60 layers, 24 heads x 128) prefilling 4,096 tokens: bytes = weights + KV, nothing else. The
+    # denoiser pass over 4,096 tokens keeps no KV cache, so its bytes are the same weights and nothing else
+    # (the old count added 2 x layers x tokens x width hidden-state bytes that the LLM side never counts).
+    from chapter2 import roofline
+    from chapter2.models import ModelConfig
+
+    llm = ModelConfig.from_numbers("dit-sized", 20e9, 20e9, 60, 24, 24, 128)
+    pre = roofline.prefill(llm, 4096, dtype="bf16")
+    assert pre.weight_bytes == 20e9 * 2
+    assert pre.kv_bytes == 4096 * 2 * 60 * 24 * 128 * 2
+    assert pre.bytes == pre.weight_bytes + pre.kv_bytes
+    dit = diffusion.denoiser_pass("Qwen-Image", 4096, dtype="bf16")
+    assert dit.bytes == dit.weight_bytes == pre.weight_bytes
+    # the text encoder's bytes are its weights too: Qwen2.5-VL-7B in BF16 on an H100, memory time 14e9 / 3.35e12
+    cost = diffusion.pipeline_cost("Qwen-Image", width=1024, height=1024)
+    assert cost.text_encoder_time == pytest.approx(max(2 * 2 * 7e9 * 256 / 989.4e12, 7e9 * 2 / 3.35e12))
+
+
+def test_what_each_denoiser_predicts():
+    # SDXL: scheduler_config.json "prediction_type": "epsilon" (DDPM-style noise prediction). FLUX.1 (model card:
+    # "rectified flow transformer"), Qwen-Image (report: flow matching) and Wan 2.1 (report: flow matching,
+    # v_t = x_1 - x_0) predict a velocity.
+    expected = {"SDXL": "epsilon", "Qwen-Image": "velocity", "FLUX.1-dev": "velocity", "FLUX.1-schnell": "velocity",
+                "Wan2.1-T2V-14B": "velocity", "Wan2.1-T2V-1.3B": "velocity"}
+    assert {k: m.objective for k, m in diffusion.MODELS.items()} == expected
+    assert set(diffusion.OBJECTIVES) == {"epsilon", "velocity"}
+    for m in diffusion.MODELS.values():
+        assert m.objective_source.startswith("https://"), m.name
+    with pytest.raises(ValueError, match="objective must be one of"):
+        dataclasses.replace(diffusion.MODELS["SDXL"], objective="noise")
+    with pytest.raises(ValueError, match="objective_source"):
+        dataclasses.replace(diffusion.MODELS["SDXL"], objective_source="")
+
+
+def test_attention_overtakes_the_weights_past_the_crossover():
+    # 2 P N = 4 L N^2 W at N* = P / (2 L W): Qwen-Image 20e9 / (2 x 60 x 3072), Wan 2.1 14B 14e9 / (2 x 40 x 5120).
+    n_star = 20e9 / (2 * 60 * 3072)
+    assert diffusion.attention_crossover_tokens("Qwen-Image") == pytest.approx(n_star)
+    assert diffusion.attention_crossover_tokens("Wan2.1-T2V-14B") == pytest.approx(14e9 / (2 * 40 * 5120))
+    for n in (1024, 4096, 16384, 65536):
+        share = diffusion.denoiser_pass("Qwen-Image", n).attention_share
+        assert share == pytest.approx(n / (n + n_star))
+    assert diffusion.denoiser_pass("Qwen-Image", round(n_star)).attention_share == pytest.approx(0.5, abs=1e-4)
+    with pytest.raises(ValueError, match="UNet"):
+        diffusion.attention_crossover_tokens("SDXL")
+
+
+def test_published_sizes_cite_a_source_and_say_when_unpublished():
+    sizes = {p.name: p for p in diffusion.PUBLISHED_SIZES}
+    # Movie Gen (arXiv:2410.13720) and Step-Video-T2V (arXiv:2502.10248): 30B; HunyuanVideo (arXiv:2412.03603):
+    # over 13B; Stable Diffusion 3.5 Large: 8.1B (Stability AI); the presets from MODELS.
+    assert (sizes["Movie Gen Video"].denoiser_params, sizes["Step-Video-T2V"].denoiser_params) == (30e9, 30e9)
+    assert sizes["HunyuanVideo"].denoiser_params == 13e9
+    assert sizes["Stable Diffusion 3.5 Large"].denoiser_params == 8.1e9
+    assert sizes["Qwen-Image"].denoiser_params == 20e9 and sizes["Wan 2.1 T2V 14B"].denoiser_params == 14e9
+    assert sizes["Sora"].denoiser_params is None and sizes["DALL·E 3"].denoiser_params is None
+    for p in diffusion.PUBLISHED_SIZES:
+        assert p.kind in ("image", "video") and p.source.startswith("https://"), p.name
+    assert diffusion.published_size("HunyuanVideo") is sizes["HunyuanVideo"]
+    with pytest.raises(ValueError, match="name must be one of"):
+        diffusion.published_size("Veo 3")
 
 
 def test_pipeline_time_is_passes_times_pass_time_plus_the_encoder():

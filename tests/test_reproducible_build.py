@@ -30,3 +30,19 @@ def test_two_builds_are_byte_identical(tmp_path):
     first, second = _build(tmp_path / "a"), _build(tmp_path / "b")
     assert first == second
     assert first.count("\n") >= 5 and "chapter2-" in first  # figures and the wheel were all listed
+
+
+def test_the_browser_wheel_leaves_out_exactly_the_host_folder():
+    """What needs torch / triton / matplotlib lives in chapter2/host/, and only that folder stays out of the wheel."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("c2_wheel_under_test", ROOT / "docs" / "hooks" / "wheel.py")
+    wheel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(wheel)
+    src = ROOT / "src" / "chapter2"
+    shipped = {p.relative_to(src).as_posix() for p in wheel.package_files(src)}
+    every = {p.relative_to(src).as_posix() for p in src.rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+    assert shipped == {name for name in every if not name.startswith("host/")}
+    assert {"kv_cache.py", "models/transformer.py", "devices.py"} <= shipped
+    assert any(name.startswith("host/kernels/") for name in every)  # the kernels exist, just not in the wheel

@@ -190,6 +190,16 @@ def test_presets_follow_the_published_layer_mix():
     assert all(cfg.source for cfg in ssm.HYBRID_PRESETS.values())
 
 
+def test_attention_share_says_which_layers_it_counts():
+    """Two different shares: among the sequence-mixing layers (what the cost comparison uses) and among all
+    layers (what papers quote: Nemotron-H-8B's "about 8%" is 4 of 52)."""
+    nano = ssm.HYBRID_PRESETS["nemotron-3-nano"]
+    assert nano.attention_share == NANO_PATTERN.count("*") / (NANO_PATTERN.count("*") + NANO_PATTERN.count("M")) == 6 / 29
+    assert nano.attention_share_of_all_layers == NANO_PATTERN.count("*") / len(NANO_PATTERN) == 6 / 52
+    h8 = ssm.HYBRID_PRESETS["nemotron-h-8b"]
+    assert round(100 * h8.attention_share_of_all_layers) == 8 and round(100 * h8.attention_share) == 14
+
+
 def test_memory_of_nemotron_3_nano_from_its_config():
     """Per token: 6 attention layers x (K and V) x 2 KV heads x 128 x 2 bytes (bf16) = 6144 bytes.
     Per Mamba-2 layer: 64 heads x 64 x state 128 in fp32, plus 3 conv inputs x (4096 + 2 x 8 x 128) in bf16."""

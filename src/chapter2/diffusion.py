@@ -13,10 +13,26 @@ and a diffusion transformer cuts the latent into patches, one token each:
 
     tokens = (latent frames / patch_t) x (H / vae / patch) x (W / vae / patch)
 
+What the denoiser predicts depends on how it was trained (`OBJECTIVES`, and
+each preset's `objective`): DDPM-style models (SD 1.x, SDXL) predict the noise
+in the latent (epsilon); flow-matching / rectified-flow models (SD3, FLUX.1,
+Qwen-Image, Wan 2.1) predict a velocity along the straight path between noise
+and the clean latent. Either way a step is one forward pass of the same
+network, so the cost model below does not depend on it.
+
 Every pass runs every weight over every token (2 x params x tokens FLOPs) and
 attention over all token pairs (4 x layers x tokens^2 x width FLOPs). With
 thousands of tokens per pass the denoiser does thousands of operations per
-weight byte: like prefill, it is compute bound (section 2.4.3).
+weight byte: like prefill, it is compute bound (section 2.4.3). Attention's
+share of those FLOPs grows with the token count; it equals the weights' share
+at `attention_crossover_tokens` = params / (2 x layers x width).
+
+Bytes follow `chapter2.roofline`'s convention for LLM prefill and decode: the
+weights read once per pass, plus the KV cache read or written (the state a
+model keeps in memory between passes). Activations inside a pass (hidden
+states, Q/K/V, scores) are not counted, so bytes and times are lower bounds.
+A denoiser keeps no KV cache between passes, so its bytes per pass are its
+weights; the text encoder's are its weights too.
 
 Model sizes come from the papers and configs cited in `MODELS`; the FLOP counts
 are first-order estimates (text tokens and small layers such as norms and
@@ -45,6 +61,11 @@ __all__ = [
     "PipelineCost",
     "pipeline_cost",
     "few_step_saving",
+    "attention_crossover_tokens",
+    "OBJECTIVES",
+    "PublishedSize",
+    "PUBLISHED_SIZES",
+    "published_size",
     "TYPICAL_STEPS",
     "FEW_STEP_MAX_STEPS",
     "FEW_STEP_SPEEDUP",
@@ -123,6 +144,20 @@ def attention_flops(tokens, n_layers, width) -> float:
     return 4.0 * n_layers * tokens**2 * width
 
 
+# What a denoiser is trained to predict from the noisy latent x_t (and the timestep and the prompt).
+OBJECTIVES = {
+    # Ho et al. 2020, "Denoising Diffusion Probabilistic Models", arXiv:2006.11239: x_t = sqrt(a_t) x_0 +
+    # sqrt(1 - a_t) eps, and the network predicts eps, the noise in x_t (Stable Diffusion 1.x, SDXL).
+    "epsilon": "the noise ε in the latent (DDPM-style)",
+    # Lipman et al. 2022, "Flow Matching for Generative Modeling", arXiv:2210.02747; Liu et al. 2022,
+    # "Flow Straight and Fast" (rectified flow), arXiv:2209.03003; Esser et al. 2024 (SD3), arXiv:2403.03206:
+    # x_t is a straight-line mix of the clean latent and the noise, and the network predicts the velocity
+    # dx_t/dt, the difference between the two (data - noise when time runs from noise to data, as in the Wan
+    # report; noise - data in SD3's convention, where time runs from data to noise).
+    "velocity": "a velocity, the difference between the clean latent and the noise (flow matching)",
+}
+
+
 @dataclass(frozen=True)
 class DiffusionModel:
     """A text-to-image or text-to-video pipeline, in the sizes that set its cost.
@@ -130,6 +165,8 @@ class DiffusionModel:
     `width` is the attention width (heads x head dim) and `n_layers` the
     transformer blocks of the denoiser; None for a UNet, whose convolutions
     this first-order model does not cost. `patch` is (time, height, width).
+    `objective` is what the denoiser predicts (a key of `OBJECTIVES`), with
+    `objective_source` the paper, model card or config that says so.
     """
 
     name: str
@@ -151,6 +188,14 @@ class DiffusionModel:
     default_frames: int
     source: str
     fps: int | None = None  # playback frame rate of a video model's clips (None for image models)
+    objective: str = ""  # "epsilon" or "velocity" (`OBJECTIVES`)
+    objective_source: str = ""
+
+    def __post_init__(self):
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"{self.name}: objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        if not self.objective_source.startswith("https://"):
+            raise ValueError(f"{self.name}: objective_source must cite a paper, model card or config (https://...)")
 
     @property
     def costed(self) -> bool:
@@ -182,6 +227,10 @@ MODELS = {
         "SDXL", "image", "UNet", 2.6e9, "CLIP ViT-L + OpenCLIP ViT-bigG", 0.817e9, 77,
         8, 1, 4, (1, 1, 1), None, None, 50, True, (1024, 1024), 1,
         "https://arxiv.org/abs/2307.01952",
+        # DDPM-style noise prediction: the base model's scheduler config says "prediction_type": "epsilon".
+        objective="epsilon",
+        objective_source="https://huggingface.co/stabilityai/stable-diffusion-xl-base-1.0/blob/main/scheduler/"
+                         "scheduler_config.json",
     ),
     # Qwen-Image: Qwen team 2025, "Qwen-Image Technical Report", arXiv:2508.02324: Qwen2.5-VL (7B) as
     # the condition encoder, a 20B MMDiT, a VAE with 8x spatial compression and 16 channels. Transformer
@@ -192,6 +241,9 @@ MODELS = {
         "Qwen-Image", "image", "MMDiT", 20e9, "Qwen2.5-VL-7B", 7e9, 256,
         8, 1, 16, (1, 2, 2), 60, 3072, 50, True, (1328, 1328), 1,
         "https://arxiv.org/abs/2508.02324 ; https://huggingface.co/Qwen/Qwen-Image",
+        # Trained with a flow-matching objective (the report's pre-training section); the pipeline samples
+        # with diffusers' FlowMatchEulerDiscreteScheduler (scheduler/scheduler_config.json).
+        objective="velocity", objective_source="https://arxiv.org/abs/2508.02324",
     ),
     # FLUX.1 [dev]: Black Forest Labs model card: a 12B rectified-flow transformer trained with guidance
     # distillation (one pass per step). diffusers FluxTransformer2DModel config: 19 double-stream + 38
@@ -201,12 +253,16 @@ MODELS = {
         "FLUX.1-dev", "image", "MMDiT", 12e9, "T5-XXL encoder + CLIP-L", 4.8e9, 512,
         8, 1, 16, (1, 2, 2), 57, 3072, 50, False, (1024, 1024), 1,
         "https://huggingface.co/black-forest-labs/FLUX.1-dev",
+        # The model card: "a 12 billion parameter rectified flow transformer" (rectified flow as in SD3,
+        # arXiv:2403.03206); diffusers samples it with FlowMatchEulerDiscreteScheduler.
+        objective="velocity", objective_source="https://huggingface.co/black-forest-labs/FLUX.1-dev",
     ),
     # FLUX.1 [schnell]: same architecture, timestep-distilled to 1-4 steps, no CFG, 256 text tokens.
     "FLUX.1-schnell": DiffusionModel(
         "FLUX.1-schnell", "image", "MMDiT", 12e9, "T5-XXL encoder + CLIP-L", 4.8e9, 256,
         8, 1, 16, (1, 2, 2), 57, 3072, 4, False, (1024, 1024), 1,
         "https://huggingface.co/black-forest-labs/FLUX.1-schnell",
+        objective="velocity", objective_source="https://huggingface.co/black-forest-labs/FLUX.1-schnell",
     ),
     # Wan 2.1: Wan team 2025, "Wan: Open and Advanced Large-Scale Video Generative Models",
     # arXiv:2503.20314, and github.com/Wan-Video/Wan2.1 (wan/configs): Wan-VAE compresses 4x in time and
@@ -218,14 +274,67 @@ MODELS = {
         "Wan2.1-T2V-14B", "video", "DiT", 14e9, "umT5-XXL encoder", 5.7e9, 512,
         8, 4, 16, (1, 2, 2), 40, 5120, 50, True, (1280, 720), 81,
         "https://arxiv.org/abs/2503.20314 ; https://github.com/Wan-Video/Wan2.1", fps=16,
+        # The Wan report: trained with flow matching (rectified flow), x_t = t x_1 + (1 - t) x_0 with x_1 the
+        # latent and x_0 the noise; the model predicts the velocity v_t = x_1 - x_0.
+        objective="velocity", objective_source="https://arxiv.org/abs/2503.20314",
     ),
     # Wan 2.1 1.3B: dim 1536, 30 layers, same VAE and patching; 480p (832x480) is its native size.
     "Wan2.1-T2V-1.3B": DiffusionModel(
         "Wan2.1-T2V-1.3B", "video", "DiT", 1.3e9, "umT5-XXL encoder", 5.7e9, 512,
         8, 4, 16, (1, 2, 2), 30, 1536, 50, True, (832, 480), 81,
         "https://arxiv.org/abs/2503.20314 ; https://github.com/Wan-Video/Wan2.1", fps=16,
+        objective="velocity", objective_source="https://arxiv.org/abs/2503.20314",
     ),
 }
+
+
+@dataclass(frozen=True)
+class PublishedSize:
+    """A denoiser's parameter count as its makers published it (None: they have not published one)."""
+
+    name: str
+    kind: str  # "image" or "video"
+    released: str  # year-month of the release or report
+    denoiser_params: float | None
+    source: str
+
+
+# Denoiser sizes as published, to weigh the chapter's "video models have three to five times the parameters
+# of image models" (section 2.3.3). The page's presets come from `MODELS`; the rest are cited here.
+PUBLISHED_SIZES = (
+    PublishedSize("SDXL", "image", "2023-07", MODELS["SDXL"].denoiser_params, MODELS["SDXL"].source),
+    # Stability AI's release post: "At 8.1 billion parameters" (an MMDiT, rectified flow like SD3).
+    PublishedSize("Stable Diffusion 3.5 Large", "image", "2024-10", 8.1e9,
+                  "https://stability.ai/news/introducing-stable-diffusion-3-5"),
+    PublishedSize("FLUX.1 [dev]", "image", "2024-08", MODELS["FLUX.1-dev"].denoiser_params,
+                  MODELS["FLUX.1-dev"].source),
+    PublishedSize("Qwen-Image", "image", "2025-08", MODELS["Qwen-Image"].denoiser_params,
+                  "https://arxiv.org/abs/2508.02324"),
+    # OpenAI's DALL-E 3 paper ("Improving Image Generation with Better Captions") and system card give no size.
+    PublishedSize("DALL·E 3", "image", "2023-10", None, "https://cdn.openai.com/papers/dall-e-3.pdf"),
+    PublishedSize("Wan 2.1 T2V 1.3B", "video", "2025-02", MODELS["Wan2.1-T2V-1.3B"].denoiser_params,
+                  "https://arxiv.org/abs/2503.20314"),
+    # Movie Gen (Meta), arXiv:2410.13720: "Our largest video generation model is a 30B parameter transformer".
+    PublishedSize("Movie Gen Video", "video", "2024-10", 30e9, "https://arxiv.org/abs/2410.13720"),
+    # HunyuanVideo (Tencent), arXiv:2412.03603: "a video generative model with over 13 billion parameters".
+    PublishedSize("HunyuanVideo", "video", "2024-12", 13e9, "https://arxiv.org/abs/2412.03603"),
+    PublishedSize("Wan 2.1 T2V 14B", "video", "2025-02", MODELS["Wan2.1-T2V-14B"].denoiser_params,
+                  "https://arxiv.org/abs/2503.20314"),
+    # Step-Video-T2V (StepFun), arXiv:2502.10248: "a state-of-the-art text-to-video pre-trained model with 30B
+    # parameters".
+    PublishedSize("Step-Video-T2V", "video", "2025-02", 30e9, "https://arxiv.org/abs/2502.10248"),
+    # OpenAI's Sora technical report ("Video generation models as world simulators") gives no size.
+    PublishedSize("Sora", "video", "2024-02", None,
+                  "https://openai.com/index/video-generation-models-as-world-simulators/"),
+)
+
+
+def published_size(name) -> PublishedSize:
+    """The `PUBLISHED_SIZES` entry called `name`."""
+    for p in PUBLISHED_SIZES:
+        if p.name == name:
+            return p
+    raise ValueError(f"name must be one of {', '.join(p.name for p in PUBLISHED_SIZES)}, got {name!r}")
 
 
 def get_model(model) -> DiffusionModel:
@@ -240,15 +349,15 @@ def get_model(model) -> DiffusionModel:
 class PassCost:
     """One denoiser forward pass over `tokens` latent tokens.
 
-    Bytes are the weights read once plus each block's input and output hidden
-    states; intensity = flops / bytes.
+    Bytes follow `chapter2.roofline` (weights read once, plus a KV cache, of
+    which a denoiser has none; activations not counted): a pass's bytes are
+    its weights. intensity = flops / bytes.
     """
 
     tokens: int
     linear_flops: float
     attention_flops: float
     weight_bytes: float
-    activation_bytes: float
 
     @property
     def flops(self) -> float:
@@ -256,7 +365,7 @@ class PassCost:
 
     @property
     def bytes(self) -> float:
-        return self.weight_bytes + self.activation_bytes
+        return self.weight_bytes
 
     @property
     def intensity(self) -> float:
@@ -279,8 +388,20 @@ def denoiser_pass(model, tokens=None, *, dtype="bf16") -> PassCost:
         linear_flops=2.0 * m.denoiser_params * tokens,
         attention_flops=attention_flops(tokens, m.n_layers, m.width),
         weight_bytes=m.denoiser_params * b,
-        activation_bytes=2.0 * m.n_layers * tokens * m.width * b,
     )
+
+
+def attention_crossover_tokens(model) -> float:
+    """Latent tokens at which attention's FLOPs equal the weights': params / (2 x layers x width).
+
+    Per pass the weights do 2 x P x N FLOPs and attention 4 x L x N^2 x W, so
+    attention's share is N / (N + N*) with N* = P / (2 L W): below N* the
+    weights dominate, above it attention does.
+    """
+    m = get_model(model)
+    if not m.costed:
+        raise ValueError(f"{m.name} has a {m.architecture} denoiser; this model only costs transformer denoisers")
+    return m.denoiser_params / (2.0 * m.n_layers * m.width)
 
 
 @dataclass(frozen=True)

@@ -285,8 +285,18 @@ class HybridConfig:
 
     @property
     def attention_share(self) -> float:
-        """Attention layers among the mixing layers (papers often quote it among all layers)."""
+        """Attention layers as a share of the sequence-mixing layers (attention + SSM), MLP/MoE layers left out.
+
+        This is the share that sets a hybrid's long-context KV cache and attention FLOPs relative to the
+        same mixing layers built as all attention. Papers often quote the share among all layers instead
+        (`attention_share_of_all_layers`).
+        """
         return self.attention_layers / self.mixing_layers
+
+    @property
+    def attention_share_of_all_layers(self) -> float:
+        """Attention layers as a share of all layers, MLP/MoE layers included (`total_layers`)."""
+        return self.attention_layers / self.total_layers
 
     @property
     def ssm_inner(self) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..context import context_budget
+from ..context import INSIDE, ON_TOP, context_budget
 from ..tokenizer import tiny
 from ._registry import Field, Output, calculator
 
@@ -40,30 +40,42 @@ def tokenizer_calc(text):
     }
 
 
+CONVENTION_OPTIONS = (
+    (INSIDE, "inside max_tokens (OpenAI, Anthropic, vLLM)"),
+    (ON_TOP, "on top of max_tokens (a separate reasoning budget)"),
+)
+
+
 @calculator(
     "context_budget",
     title="Does the request fit in the context window?",
     fields=[
-        Field("context_window", "Context window (tokens)", 32768, min=1, max=1e8, integer=True),
-        Field("input_tokens", "Input tokens (prompt after the chat template)", 6000, min=1, max=1e8, integer=True),
-        Field("reasoning_tokens", "Reasoning tokens", 8000, min=0, max=1e8, integer=True),
-        Field("max_tokens", "max_tokens (cap on the output)", 4096, min=1, max=1e8, integer=True),
+        Field("context_window", "Context window (tokens)", 40960, min=1, max=1e8, integer=True),
+        Field("input_tokens", "Input tokens (prompt after the chat template)", 30000, min=1, max=1e8, integer=True),
+        Field("max_tokens", "max_tokens (cap on generated tokens)", 8192, min=1, max=1e8, integer=True),
+        Field("reasoning_tokens", "Reasoning budget (tokens)", 4000, min=0, max=1e8, integer=True),
+        Field("convention", "Reasoning counted", INSIDE, kind="select", options=CONVENTION_OPTIONS),
     ],
     outputs=[
         Output("verdict", "Verdict"),
         Output("remaining", "Tokens left in the worst case"),
         Output("max_output", "Largest max_tokens that fits"),
+        Output("answer", "Room for the answer after a full reasoning budget"),
         Output("shares", "Fraction of the context window", kind="bars"),
     ],
 )
-def context_budget_calc(context_window, input_tokens, reasoning_tokens, max_tokens):
-    """input + reasoning + max_tokens must fit in the window (chapter2.context.context_budget)."""
-    b = context_budget(context_window, input_tokens, max_tokens, reasoning_tokens=reasoning_tokens)
+def context_budget_calc(context_window, input_tokens, max_tokens, reasoning_tokens, convention):
+    """input + max_tokens must fit in the window, reasoning counted inside max_tokens (the common convention);
+    with a reasoning budget on top, input + reasoning + max_tokens must fit (chapter2.context.context_budget)."""
+    b = context_budget(context_window, input_tokens, max_tokens, reasoning_tokens=reasoning_tokens,
+                       convention=convention)
+    thinking = b.reasoning_tokens if convention == ON_TOP else min(b.reasoning_tokens, b.max_tokens)
     return {
         "verdict": b.explanation,
         "remaining": f"{b.remaining:,}" if b.fits else f"none: over by {-b.remaining:,}",
-        "max_output": f"{b.max_output:,}" if b.max_output else "0 (no room for output)",
+        "max_output": f"{b.max_output:,}" if b.max_output else "0 (no room to generate)",
+        "answer": f"{b.answer_tokens:,}" if b.answer_tokens else "0 (the reasoning budget can use all of max_tokens)",
         "shares": [[label, n / b.context_window] for label, n in (
-            ("input", b.input_tokens), ("reasoning", b.reasoning_tokens), ("max_tokens", b.max_tokens),
+            ("input", b.input_tokens), ("reasoning", thinking), ("answer", b.answer_tokens),
             ("left free", max(b.remaining, 0)))],
     }

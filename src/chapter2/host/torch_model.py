@@ -1,6 +1,6 @@
 """The tiny transformer again, in PyTorch (same weights, same prefill/decode API).
 
-The numpy model in `transformer.py` is the readable reference; this twin runs
+The numpy model in `chapter2.models.transformer` is the readable reference; this twin runs
 the same computation with torch ops (and on a GPU if given one), with
 attention through `torch.nn.functional.scaled_dot_product_attention` and an
 explicit boolean mask. Tests check both against Hugging Face transformers.
@@ -9,7 +9,9 @@ explicit boolean mask. Tests check both against Hugging Face transformers.
     logits, cache = model.prefill(ids)                     # (N, vocab) tensor
     logits, cache = model.decode(token, cache)             # (vocab,) tensor
 
-Needs torch (imported here at module level: this module is outside the numpy core).
+It keeps its own KV cache of torch tensors (`TorchKVCache`, with the numpy
+cache's semantics: positions tracked, sliding-window layers trimmed to the window).
+Needs torch (imported here at module level: this module lives in `chapter2.host`, outside the numpy core).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Facts of section 2.5, "Optimizing attention" (docs/attention.md).
 
-The page's worked examples: Llama 3.1 8B's decode FLOPs (its shipped
-config.json), one head of standard attention against FlashAttention at
+The page's worked examples: Llama 3.1 8B's decode step, FLOPs and bytes (its
+shipped config.json through `roofline.decode`), one head of standard attention against FlashAttention at
 N = 4,096, d = 128 in FP16 (the chapter's example from section 2.4.2), the tile
 schedules drawn by the `flash_schedule` figure, Mistral 7B's sliding window,
 the layer mix of NVIDIA Nemotron 3 Nano (`ssm.HYBRID_PRESETS`), and the
@@ -24,6 +24,7 @@ MISTRAL = "Mistral-7B-v0.1"
 NEMOTRON = "nemotron-3-nano"  # key of ssm.HYBRID_PRESETS
 
 DECODE_CONTEXT = 4096  # the decode step whose attention share the introduction quotes
+DECODE_BATCH = 64  # the batched decode step of the introduction (64 x 4,096 tokens of KV cache fit an H100 with the weights)
 
 FLASH_N, FLASH_D = 4096, 128  # one head, FP16: the chapter's worked example (section 2.4.2)
 
@@ -33,8 +34,9 @@ CAUSAL_TILES_N = 1024
 WINDOW_TILES_N, WINDOW_TILES_W = 2048, 256
 
 PAIR_SHARE_N, PAIR_SHARE_W = 4096, 1024  # the small-window example of the equation (and the recall card)
-WINDOW_TABLE_N = (4096, 16384, 131072, 1048576)  # prompt lengths of the sliding-window table
-WINDOW_SHORT_N, WINDOW_LONG_N = 4096, 131072  # the lengths the worked example's text picks out
+WINDOW_TABLE_N = (4096, 16384, 32768, 131072, 1048576)  # prompt lengths of the sliding-window table
+WINDOW_SHORT_N = 4096  # the short prompt the worked example's text picks out (the window's own size); the long
+# one is Mistral 7B v0.1's own limit, config.json `max_position_embeddings` (`_mistral_long_prompt`)
 
 HYBRID_CONTEXTS = (4096, 131072, 1048576)  # rows of the hybrid table
 HYBRID_SHORT_N, HYBRID_LONG_N = 4096, 1048576  # the lengths the text picks out
@@ -83,6 +85,62 @@ def llama_8b_decode_attention_share_at_max_context() -> Pct:
 def llama_8b_max_context() -> Int:
     """Llama 3.1 8B's context length (config.json `max_position_embeddings`)."""
     return Int(load_config(LLAMA).max_position_embeddings)
+
+
+def _llama_decode(context: int, batch: int = 1) -> roofline.PhaseEstimate:
+    """One Llama 3.1 8B decode step in FP16/BF16 (2 bytes per weight and per cached number) on the roofline."""
+    return roofline.decode(LLAMA, context, batch=batch, gpu="H100-SXM", dtype="fp16")
+
+
+def _llama_attention_byte_share(context: int, batch: int = 1) -> float:
+    step = _llama_decode(context, batch)
+    return step.kv_bytes / step.bytes
+
+
+@fact
+def llama_8b_decode_attention_byte_share() -> Pct:
+    """Attention's share of the bytes a batch-1 Llama 3.1 8B decode step moves at 4,096 tokens: the KV cache read
+    (and the new token's K and V written) over that plus the weights, 2 bytes each (`roofline.decode`)."""
+    return Pct(_llama_attention_byte_share(DECODE_CONTEXT))
+
+
+@fact
+def llama_8b_decode_attention_byte_share_at_max_context() -> Pct:
+    """Attention's share of the bytes of a batch-1 Llama 3.1 8B decode step at its full 131,072-token context."""
+    return Pct(_llama_attention_byte_share(load_config(LLAMA).max_position_embeddings))
+
+
+@fact
+def llama_8b_decode_batch() -> Int:
+    """The batch of the introduction's batched decode step (sequences decoded together)."""
+    return Int(DECODE_BATCH)
+
+
+@fact
+def llama_8b_decode_attention_byte_share_batched() -> Pct:
+    """Attention's share of the bytes of a Llama 3.1 8B decode step for 64 sequences of 4,096 tokens: the batch
+    shares one read of the weights, each sequence reads its own KV cache."""
+    return Pct(_llama_attention_byte_share(DECODE_CONTEXT, DECODE_BATCH))
+
+
+@fact
+def llama_8b_gqa_group() -> Int:
+    """Query heads per K/V head in Llama 3.1 8B (config.json num_attention_heads / num_key_value_heads)."""
+    return Int(load_config(LLAMA).gqa_group)
+
+
+@fact
+def llama_8b_decode_attention_intensity() -> Num:
+    """Operations per byte of Llama 3.1 8B's decode attention in FP16/BF16: attention FLOPs over KV cache bytes
+    (`PhaseEstimate.attention_intensity`); 2 H_q / (H_kv x 2 bytes) = the GQA group, at any context and batch."""
+    return Num(_llama_decode(DECODE_CONTEXT).attention_intensity)
+
+
+@fact
+def llama_8b_decode_programs_unsplit() -> Int:
+    """Programs a batch-1 Llama 3.1 8B decode step would launch per layer with one per (sequence, KV head), the
+    grid of `host.kernels.flash_decode` before it splits the cache: batch x num_key_value_heads."""
+    return Int(1 * load_config(LLAMA).num_key_value_heads)
 
 
 # --------------------------------------------------------------------------- FlashAttention
@@ -242,6 +300,17 @@ def mistral_7b_reach() -> Int:
     return Int(c.num_hidden_layers * c.sliding_window)
 
 
+def _mistral_long_prompt() -> int:
+    return load_config(MISTRAL).max_position_embeddings
+
+
+@fact
+def mistral_7b_max_context() -> Int:
+    """Mistral 7B v0.1's longest context (config.json `max_position_embeddings`); the page's Mistral examples stop
+    there. (Mistral's Mistral-7B-Instruct-v0.2 model card describes v0.1's context as 8k.)"""
+    return Int(_mistral_long_prompt())
+
+
 @fact
 def pair_share_example_seq_len() -> Int:
     """Sequence length N of the small-window example."""
@@ -280,14 +349,14 @@ def window_short_prompt() -> Int:
 
 @fact
 def window_long_prompt() -> Int:
-    """The long prompt of the sliding-window example."""
-    return Int(WINDOW_LONG_N)
+    """The long prompt of the sliding-window example: Mistral 7B v0.1's longest context, 32,768 tokens."""
+    return Int(_mistral_long_prompt())
 
 
 @fact
 def window_saving_at_long_prompt() -> Num:
-    """How many times less work Mistral 7B's window does than full causal attention at 131,072 tokens."""
-    return Num(ssm.sliding_window_saving(WINDOW_LONG_N, load_config(MISTRAL).sliding_window).ratio, 2)
+    """How many times less work Mistral 7B's window does than full causal attention at its 32,768-token limit."""
+    return Num(ssm.sliding_window_saving(_mistral_long_prompt(), load_config(MISTRAL).sliding_window).ratio, 2)
 
 
 @fact
@@ -298,8 +367,15 @@ def mistral_7b_kv_cache_short() -> SI:
 
 @fact
 def mistral_7b_kv_cache_long() -> SI:
-    """Mistral 7B's BF16 KV cache for one sequence of 131,072 tokens: capped by the window's rolling buffer."""
-    return Bytes(load_config(MISTRAL).kv_cache_bytes(WINDOW_LONG_N))
+    """Mistral 7B's BF16 KV cache for one sequence of 32,768 tokens: capped by the window's rolling buffer."""
+    return Bytes(load_config(MISTRAL).kv_cache_bytes(_mistral_long_prompt()))
+
+
+@fact
+def mistral_7b_kv_cache_long_without_window() -> SI:
+    """What the same 32,768-token BF16 KV cache would be if every layer kept every token (no window)."""
+    c = load_config(MISTRAL)
+    return Bytes(c.kv_cache_bytes_per_token() * _mistral_long_prompt())
 
 
 def _window_tiles():
@@ -454,8 +530,15 @@ def hybrid_flops_share_long() -> Pct:
 
 @fact
 def nemotron_nano_attention_share() -> Pct:
-    """Attention layers among Nemotron 3 Nano's mixing layers (6 of 29)."""
+    """Attention layers as a share of Nemotron 3 Nano's sequence-mixing layers (6 of 29: attention + Mamba-2), the
+    share the hybrid table's all-attention and all-Mamba-2 stacks are built from."""
     return Pct(_nemotron().attention_share)
+
+
+@fact
+def nemotron_nano_attention_share_of_all_layers() -> Pct:
+    """Attention layers as a share of all Nemotron 3 Nano's layers, MoE layers included (6 of 52)."""
+    return Pct(_nemotron().attention_share_of_all_layers)
 
 
 # --------------------------------------------------------------------------- measured kernels
@@ -487,6 +570,12 @@ def cpu_matmul_rate() -> SI:
 def cpu_copy_bandwidth() -> SI:
     """The CPU's memory roof: numpy's large-array copy bandwidth, measured in the same run."""
     return SI(_cpu().memory_roofs[0].value, "B/s")
+
+
+@fact
+def cpu_ridge() -> Num:
+    """The committed CPU run's ops:byte ratio: its matmul rate over its copy bandwidth (the figure's ridge)."""
+    return Num(_cpu().compute_roofs[0].value / _cpu().memory_roofs[0].value)
 
 
 @fact
@@ -540,20 +629,31 @@ def goal_window_speedup() -> Times:
 # --------------------------------------------------------------------------- map and recall
 
 LEAVES = (
-    Leaf("FlashAttention: same result, no N×N matrix in memory", "flashattention"),
+    Leaf("FlashAttention: exact result, tiles in on-chip SRAM, no N×N matrix in GPU memory", "flashattention"),
+    Leaf("Decode attention stays memory bound at any batch; flash-decoding adds parallelism, not intensity",
+         "decode-attention-stays-memory-bound"),
     Leaf("Sliding window: N·w instead of N²", "sliding-window-attention"),
-    Leaf("State-space layers scale linearly, but a hybrid's few attention layers still grow as N²",
+    Leaf("State-space layers: fixed-size state, linear time; a hybrid's few attention layers still cost N²",
          "state-space-models-and-hybrids"),
 )
 
 CARDS = (
     Card("att-flash", "flashattention",
          "What does FlashAttention change, and what stays the same?",
-         """The result and the operation count stay the same; S and P never leave on-chip memory, so only
-         Q, K, V and O move (`8Nd` bytes in FP16). At N = {{ fact: attention.flash_example_seq_len }},
+         """The result stays the same (exact, up to rounding), and so do the matmul and softmax operations, plus a
+         small rescaling cost; the tiles of S and P live in on-chip SRAM and never reach GPU memory, so only Q, K, V and O move (`8Nd` bytes in FP16,
+         counting each read once). In the prefill-shaped example N = {{ fact: attention.flash_example_seq_len }},
          d = {{ fact: attention.flash_example_head_dim }} the intensity rises from
          {{ fact: attention.standard_attention_intensity }} to {{ fact: attention.flash_attention_intensity }}
          operations per byte."""),
+    Card("att-decode", "decode-attention-stays-memory-bound",
+         "Does FlashAttention make decode attention compute bound?",
+         """No. In decode each sequence brings one new query per head and reads its own KV cache, so each byte
+         of K and V serves only the query heads of one group: `2G/b` operations per byte. For Llama 3.1 8B in
+         BF16 that is {{ fact: attention.llama_8b_decode_attention_intensity }} (G =
+         {{ fact: attention.llama_8b_gqa_group }}), whatever the batch, far below the H100's
+         {{ fact: attention.h100_ops_per_byte }}. Flash-decoding splits the cache length across programs so
+         that enough of them run; it does not change the intensity."""),
     Card("att-window", "sliding-window-attention",
          "How much does a sliding window of w keys save?",
          """Each query sees at most `w` keys, so the work grows like `N·w` instead of `N²`. At
@@ -563,7 +663,9 @@ CARDS = (
     Card("att-ssm", "state-space-models-and-hybrids",
          "Why do state-space models and hybrids scale better with context than attention?",
          """A state-space layer (Mamba) carries a fixed-size state from token to token instead of attending
-         to every earlier token: work grows linearly with length and memory stays constant. Hybrids keep a
-         few attention layers among many state-space layers; those still grow as `N²`, so at long context a
-         hybrid's memory and FLOPs shrink roughly to its share of attention layers, not to a linear cost."""),
+         to every earlier token: its work grows linearly with length and its memory stays constant. Hybrids
+         keep a few attention layers among many state-space layers; those layers' prefill work still grows as
+         `N²` and their KV cache as `N`, so at long context a hybrid's memory and FLOPs shrink roughly to the
+         attention layers' share of its sequence-mixing layers
+         ({{ fact: attention.nemotron_nano_attention_share }} for Nemotron 3 Nano), not to a linear cost."""),
 )

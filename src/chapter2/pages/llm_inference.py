@@ -24,6 +24,11 @@ TITLE = "2.2 LLM inference"
 
 # -- inputs of the worked examples ---------------------------------------------------------
 BUDGET_INPUT_TOKENS, BUDGET_MAX_TOKENS, BUDGET_REASONING_TOKENS = 30_000, 8_192, 4_000  # context budget
+# Qwen's documentation explains Qwen3's max_position_embeddings of 40,960 as "reserving 32,768 tokens for
+# outputs and 8,192 tokens for typical prompts ... and leave adequate room for model thinking"
+# (https://qwen.readthedocs.io/en/latest/deployment/vllm.html; also the Qwen3-8B model card,
+# https://huggingface.co/Qwen/Qwen3-8B#processing-long-texts).
+QWEN3_OUTPUT_RESERVE = 32_768
 EXAMPLE_LOGITS = (2.0, 1.0, 0.5, 0.1, -1.0)  # the five-token vocabulary of the sampling example
 LOW_TEMPERATURE = 0.5
 TOP_K = 2
@@ -44,6 +49,9 @@ CAUSAL_EXAMPLE_TOKENS = 8  # the causal-mask figure's sequence length
 CACHE_PROMPT_TOKENS, CACHE_DECODE_TOKENS = 1_000, 1_000  # decoding with and without the KV cache
 COVERAGE_MOST, COVERAGE_NEARLY_ALL = 0.9, 0.99  # shares of experts a batch touches
 MOE_DECODE_BATCH = 256
+# The chapter outline's rule of thumb: "MoE tends to appear above roughly 100B parameters, while small
+# models stay dense" (chapter 2, section 2.2.4).
+MOE_RULE_OF_THUMB_PARAMS = 100e9
 QWEN3_MOE = moe.QWEN3_235B_A22B  # the MoE part of Qwen3-235B-A22B's config.json
 
 
@@ -195,12 +203,73 @@ def qwen3_8b_context_window() -> Int:
 
 
 @fact
-def qwen3_8b_budget_example() -> Text:
-    """`context.context_budget`'s verdict on 30,000 input + 4,000 reasoning + 8,192 max_tokens in Qwen3-8B's window."""
-    window = _cfg("Qwen3-8B").max_position_embeddings
-    budget = context.context_budget(window, BUDGET_INPUT_TOKENS, BUDGET_MAX_TOKENS,
-                                    reasoning_tokens=BUDGET_REASONING_TOKENS)
-    return Text(budget.explanation)
+def qwen3_output_reserve() -> Int:
+    """Tokens of Qwen3's 40,960-token window that Qwen's documentation reserves for the output, thinking included.
+
+    Published number (QWEN3_OUTPUT_RESERVE): https://qwen.readthedocs.io/en/latest/deployment/vllm.html.
+    """
+    return Int(QWEN3_OUTPUT_RESERVE)
+
+
+@fact
+def qwen3_prompt_reserve() -> Int:
+    """The rest of Qwen3-8B's window once the output reserve is set aside: the prompt's share (8,192 in Qwen's docs)."""
+    return Int(_cfg("Qwen3-8B").max_position_embeddings - QWEN3_OUTPUT_RESERVE)
+
+
+@fact
+def budget_input_tokens() -> Int:
+    """Input tokens of the context-budget example."""
+    return Int(BUDGET_INPUT_TOKENS)
+
+
+@fact
+def budget_max_tokens() -> Int:
+    """max_tokens of the context-budget example."""
+    return Int(BUDGET_MAX_TOKENS)
+
+
+@fact
+def budget_reasoning_tokens() -> Int:
+    """Reasoning budget of the context-budget example."""
+    return Int(BUDGET_REASONING_TOKENS)
+
+
+def _budget(convention: str) -> context.ContextBudget:
+    return context.context_budget(_cfg("Qwen3-8B").max_position_embeddings, BUDGET_INPUT_TOKENS, BUDGET_MAX_TOKENS,
+                                  reasoning_tokens=BUDGET_REASONING_TOKENS, convention=convention)
+
+
+@fact
+def budget_total_inside() -> Int:
+    """Tokens the window must hold for the example with reasoning counted inside max_tokens: input + max_tokens."""
+    return Int(_budget(context.INSIDE).total)
+
+
+@fact
+def budget_total_on_top() -> Int:
+    """Tokens the window must hold for the example with the reasoning budget on top: input + reasoning + max_tokens."""
+    return Int(_budget(context.ON_TOP).total)
+
+
+@fact
+def qwen3_8b_budget_inside() -> Text:
+    """`context.context_budget`'s verdict on the example in Qwen3-8B's window, reasoning inside max_tokens (default).
+
+    The convention of OpenAI (`max_completion_tokens`), Anthropic (extended thinking) and vLLM; sources in
+    `chapter2.context`.
+    """
+    return Text(_budget(context.INSIDE).explanation)
+
+
+@fact
+def qwen3_8b_budget_on_top() -> Text:
+    """`context.context_budget`'s verdict on the same example with the reasoning budget on top of max_tokens.
+
+    The convention of APIs whose max_tokens caps only the answer (e.g. SiliconFlow,
+    https://docs.siliconflow.com/en/userguide/capabilities/reasoning).
+    """
+    return Text(_budget(context.ON_TOP).explanation)
 
 
 # -- prefill and decode: the KV cache ------------------------------------------------------
@@ -547,6 +616,18 @@ def qwen3_235b_active_share() -> Pct:
 
 
 @fact
+def qwen3_235b_total_params_rounded() -> Num:
+    """Qwen3-235B-A22B's total parameters rounded to whole billions: the "235B" of its name and of the chapter."""
+    return Num(round(_cfg("Qwen3-235B-A22B").params().total / 1e9))
+
+
+@fact
+def qwen3_235b_active_params_rounded() -> Num:
+    """Qwen3-235B-A22B's active parameters rounded to whole billions: the "A22B" of its name and the chapter's 22B."""
+    return Num(round(_cfg("Qwen3-235B-A22B").params().active / 1e9))
+
+
+@fact
 def qwen3_235b_expert_params_million() -> Num:
     """Parameters of one Qwen3-235B-A22B expert (a SwiGLU MLP), in millions (`moe.QWEN3_235B_A22B.expert_params`)."""
     return _decimals(QWEN3_MOE.expert_params / 1e6, 1)
@@ -624,15 +705,33 @@ def qwen3_235b_expert_compute_saving() -> Num:
     return Num(_moe_step(MOE_DECODE_BATCH).compute_saving)
 
 
-def _named_sizes(configs, places: int) -> Text:
-    return Text(", ".join(f"{c.name} ({_billions(c.params().total, places)}B)" for c in configs))
+def _named_sizes(configs, places: int, active: bool = False) -> Text:
+    def size(c: ModelConfig) -> str:
+        p = c.params()
+        if active:
+            return f"{_billions(p.total, places)}B total, {_billions(p.active, places)}B active"
+        return f"{_billions(p.total, places)}B"
+    return Text(", ".join(f"{c.name} ({size(c)})" for c in configs))
 
 
 @fact
-def moe_configs_by_size() -> Text:
-    """The shipped mixtures of experts, largest first, with their total parameters in billions."""
-    moes = sorted((c for c in _configs() if c.is_moe), key=lambda c: -c.params().total)
-    return _named_sizes(moes, 0)
+def moe_rule_of_thumb_billion() -> Int:
+    """The chapter's rule of thumb: MoE tends to appear above roughly this many billion parameters."""
+    return Int(round(MOE_RULE_OF_THUMB_PARAMS / 1e9))
+
+
+@fact
+def configs_above_rule() -> Text:
+    """The shipped configs above the rule's 100B, largest first, with total parameters in billions (all are MoE)."""
+    big = sorted((c for c in _configs() if c.params().total > MOE_RULE_OF_THUMB_PARAMS), key=lambda c: -c.params().total)
+    return _named_sizes(big, 0)
+
+
+@fact
+def small_moe_configs() -> Text:
+    """The shipped mixtures of experts below the rule's 100B, with total and active parameters in billions."""
+    small = [c for c in _configs() if c.is_moe and c.params().total <= MOE_RULE_OF_THUMB_PARAMS]
+    return _named_sizes(small, 1, active=True)
 
 
 @fact
