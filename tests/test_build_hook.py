@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _hook():
+    hooks = str(ROOT / "docs" / "hooks")
+    if hooks not in sys.path:
+        sys.path.insert(0, hooks)  # as MkDocs does while it loads a hook: its folder is importable
     spec = importlib.util.spec_from_file_location("c2_build_site_under_test", ROOT / "docs" / "hooks" / "build_site.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -46,6 +46,33 @@ from ._checks import dtype_bytes
 from .devices import catalog_gpu, display_name
 from .models import TINY_LM_DIR
 
+
+# ------------------------------------------------------------------ the GPU benchmark's plan
+# Defined here, in the numpy core, so pages can quote the goals and shapes without torch;
+# `chapter2.host.bench.gpu` runs them. Goals are ratios measured side by side in one run.
+GPU_GOALS = {"attention_vs_sdpa_default": 1.0, "decode_vs_copy_bandwidth": 0.8, "window_speedup": 1.8}
+
+# (label, B, H_q, H_kv, N, d): FlashAttention-paper style, B * N = 16k tokens, 2048 wide (H = 16, d = 128)
+GPU_SIZES = {
+    "device": {
+        "attention": [(f"N={n}", 16384 // n, 16, 16, n, 128) for n in (1024, 2048, 4096, 8192, 16384)]
+        + [("N=8192 GQA 32/8", 1, 32, 8, 8192, 128)],
+        # (label, B, H_q, H_kv, S, d)
+        "decode": [("B=8 S=32k GQA 32/8 (1.07 GB)", 8, 32, 8, 32768, 128),
+                   ("B=1 S=128k GQA 32/8 (0.54 GB)", 1, 32, 8, 131072, 128)],
+        # (label, B, H, N, d, w)
+        "window": [("N=16k w=4k", 1, 16, 16384, 128, 4096)],
+        "math_max_n": 4096,
+    },
+    "tiny": {
+        "attention": [("N=64", 1, 2, 2, 64, 32), ("N=64 GQA 4/2", 1, 4, 2, 64, 32)],
+        "decode": [("B=2 S=128 GQA 4/2", 2, 4, 2, 128, 32)],
+        "window": [("N=256 w=64", 1, 2, 256, 32, 64)],
+        "math_max_n": 4096,
+    },
+}
+
+
 __all__ = [
     "BENCH_DIR",
     "SCHEMA",

@@ -72,11 +72,19 @@ def number(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def _check_real(kind: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+        raise TypeError(f"{kind} value must be a real number, got {type(value).__name__}: {value!r}")
+
+
 # ------------------------------------------------------------------ page values
 class Shown:
     """A value a page shows: `.value` is exact, `str()` is the page text."""
 
     value: Any
+
+    def __post_init__(self):
+        _check_real(type(self).__name__, self.value)
 
     def __str__(self) -> str:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
@@ -103,6 +111,7 @@ class Int(Shown):
     unit: str = ""
 
     def __post_init__(self):
+        _check_real("Int", self.value)
         if int(self.value) != self.value:
             raise ValueError(f"Int needs a whole number, got {self.value!r}")
 
@@ -156,6 +165,10 @@ class Text(Shown):
 
     value: str
 
+    def __post_init__(self):
+        if not isinstance(self.value, str):
+            raise TypeError(f"Text value must be a str, got {type(self.value).__name__}: {self.value!r}")
+
     def __str__(self) -> str:
         return str(self.value)
 
@@ -173,6 +186,8 @@ class Table(Shown):
         return self.rows
 
     def __post_init__(self):
+        if not isinstance(self.header, tuple) or not isinstance(self.rows, tuple):
+            raise TypeError("Table header and rows must be tuples (header of str, rows of tuples of cells)")
         for i, row in enumerate(self.rows):
             if len(row) != len(self.header):
                 raise ValueError(f"Table row {i} has {len(row)} cells, the header has {len(self.header)}")
@@ -196,7 +211,9 @@ def cell_text(cell: Any) -> str:
         return f"{cell:,}"
     if isinstance(cell, float):
         return sig(cell)
-    return str(cell)
+    if isinstance(cell, str):
+        return cell
+    raise TypeError(f"a table cell must be a chapter2.format value, a number or a str, got {type(cell).__name__}")
 
 
 def show(value: Any) -> str:

@@ -87,6 +87,8 @@ def fact(fn: Callable[[], object]) -> Callable[[], object]:
     The function takes no arguments and is evaluated once per process (facts
     are pure functions of the package's code and data).
     """
+    if not callable(fn) or not hasattr(fn, "__module__") or not hasattr(fn, "__name__"):
+        raise TypeError(f"@fact decorates a function of no arguments, got {fn!r}")
     section = fn.__module__.rsplit(".", 1)[-1]
     if section not in SECTIONS:
         raise ValueError(f"@fact {fn.__name__}: module {fn.__module__} is not a section of chapter2.pages {SECTIONS}")
