@@ -185,6 +185,13 @@ def test_pipeline_calculator_shows_the_library_values():
     assert out["time"].startswith(duration(cost.time))
     off = calculators.compute("diffusion_pipeline", {"guidance": "off", "steps": "30"})
     assert off["passes"] == "30 (30 steps × 1)"
+    # Intensity: FLOPs over the weight bytes (no activations, as roofline counts LLM passes). Qwen-Image at
+    # 1024 x 1024 in BF16: (2 x 20e9 x 4096 + 4 x 60 x 4096^2 x 3072) / (20e9 x 2) = 4,405 ops per byte.
+    n = 4096
+    intensity = (2 * 20e9 * n + 4 * 60 * n**2 * 3072) / (20e9 * 2)
+    assert out["intensity"].startswith(f"{intensity:,.0f} ops/byte") and f"{intensity:,.0f}" == "4,405"
+    labels = {o.key: o.label for o in calculators.get("diffusion_pipeline").outputs}
+    assert labels["intensity"] == "Intensity of one pass (FLOPs per weight byte)"
 
 
 def test_few_step_and_video_calculators():

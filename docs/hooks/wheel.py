@@ -9,6 +9,12 @@ package keeps everything that needs torch, Triton or matplotlib (kernels, the
 torch twin, benchmarks, figures) in one subpackage, `chapter2/host/`, and
 Pyodide has none of those libraries, so that one folder is skipped (plus
 bytecode caches). A new module is shipped unless it is put under `host/`.
+
+The browser loads the same files, split in two (`browser_archives`): the package
+without its large on-demand data folders (ON_DEMAND: the tiny model and its
+corpus, 1.9 MB that only the prefill/decode stepper and a few snippets read),
+and one archive per such folder, fetched when code first opens a file there.
+The wheel offered for download stays whole.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from pathlib import Path
 
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 HOST_ONLY = "host"  # chapter2/host/: needs a host Python with torch / triton / matplotlib; never in the browser
+# data folders the browser loads on demand, each from its own archive (name -> folder under the package)
+ON_DEMAND = {"tiny_lm": "data/tiny_lm"}
 
 
 def _record_hash(data: bytes) -> str:
@@ -36,6 +44,51 @@ def package_files(src: Path) -> list[Path]:
             continue
         files.append(path)
     return files
+
+
+def _metadata(project_root: Path) -> tuple[str, str, list[tuple[str, bytes]]]:
+    """name, version and the dist-info entries (METADATA, WHEEL, top_level.txt) of the package."""
+    meta = tomllib.loads((project_root / "pyproject.toml").read_text())["project"]
+    name, version = meta["name"], meta["version"]
+    dist_info = f"{name}-{version}.dist-info"
+    deps = "".join(f"Requires-Dist: {d}\n" for d in meta.get("dependencies", []))
+    return name, version, [
+        (f"{dist_info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{deps}".encode()),
+        (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: chapter2-site\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
+        (f"{dist_info}/top_level.txt", f"{name}\n".encode()),
+    ]
+
+
+def _write_zip(path: Path, entries: list[tuple[str, bytes]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for arc, data in entries:
+            info = zipfile.ZipInfo(arc, date_time=FIXED_TIME)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return path
+
+
+def browser_archives(project_root: Path, out_dir: Path) -> dict[str, Path]:
+    """The package as the browser loads it, as plain zip archives unpacked into site-packages.
+
+    Returns {"chapter2": chapter2-VERSION.zip (every shipped file but the ON_DEMAND folders, plus
+    the dist-info), "chapter2-tiny-lm": chapter2-tiny-lm-VERSION.zip, ...}: the keys are the
+    package names of the site's Pyodide lock.
+    """
+    name, version, dist_info = _metadata(project_root)
+    src = project_root / "src" / name
+    core, parts = [], {key: [] for key in ON_DEMAND}
+    for path in package_files(src):
+        rel = path.relative_to(src).as_posix()
+        key = next((k for k, folder in ON_DEMAND.items() if rel.startswith(folder + "/")), None)
+        (parts[key] if key else core).append((f"{name}/{rel}", path.read_bytes()))
+    out = {name: _write_zip(out_dir / f"{name}-{version}.zip", core + dist_info)}
+    for key, entries in parts.items():
+        pkg = f"{name}-{key.replace('_', '-')}"
+        out[pkg] = _write_zip(out_dir / f"{pkg}-{version}.zip", entries)
+    return out
 
 
 def build_wheel(project_root: Path, out_dir: Path) -> Path:

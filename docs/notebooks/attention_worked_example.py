@@ -117,6 +117,10 @@ print(f"doing the operations at peak:       {compute_s * 1e6:6.1f} µs")
 # per byte, whatever `N` is: no sequence length makes standard attention
 # compute bound on this GPU. Keeping `S` and `P` on chip, as FlashAttention
 # does, removes the `N²` bytes, and its intensity keeps growing with `N`.
+# That holds for this shape, `N` queries at once as in a prefill. A decode
+# step brings one query per sequence, and its attention stays near the
+# grouped-query group size in operations per byte whatever FlashAttention
+# does ([section 2.5](../../attention/#decode-attention-stays-memory-bound)).
 
 # %%
 print(f"{'N':>7}{'standard':>12}{'FlashAttention':>16}")

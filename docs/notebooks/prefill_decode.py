@@ -21,15 +21,20 @@
 # numpy transformer, trained on this site's text), and puts the measured
 # times next to the roofline's lower bounds.
 #
-# The outputs below come from the machine that built this site. To get
-# yours, download the notebook with the links above and run it where the
-# `chapter2` package of this site's repository is installed
-# (`pip install -e .` in a clone); it needs only numpy.
+# The outputs below were computed when this site was built, on the machine
+# that built it; the first cell prints which machine and when. Every sentence
+# about a measured number below is printed by code from that number, so it
+# holds on a fast machine and a slow one alike. To get your own numbers,
+# download the notebook with the links above and run it where the `chapter2`
+# package of this site's repository is installed (`pip install -e .` in a
+# clone); it needs only numpy.
 
 # %%
+import datetime
 import os
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -49,11 +54,36 @@ matmul_params = sum(w.size for w in model.weights.values() if w.ndim == 2)
 kv_bytes_per_token = (2 * c.num_hidden_layers * c.num_key_value_heads
                       * c.head_dim * model.dtype.itemsize)
 
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (Linux), else what platform reports."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def last_level_cache_bytes() -> int | None:
+    """The largest CPU cache the OS reports (Linux sysfs), or None."""
+    sizes = []
+    for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        text = f.read_text().strip()
+        scale = {"K": 2**10, "M": 2**20}.get(text[-1:], 1)
+        sizes.append(int(text.rstrip("KM")) * scale)
+    return max(sizes) if sizes else None
+
+
+run_date = datetime.datetime.now(datetime.UTC)
 print(model)
 print(f"weights:  {weight_bytes / 1e6:.2f} MB in {model.dtype}")
 print(f"KV cache: {kv_bytes_per_token:,} bytes per token")
-print(f"machine:  {platform.machine()}, {os.cpu_count()} logical CPUs,"
+print(f"machine:  {cpu_model()}, {platform.machine()}, {os.cpu_count()} logical CPUs,"
       f" numpy {np.__version__}")
+print(f"run on:   {run_date:%Y-%m-%d %H:%M} UTC")
 
 
 # %% [markdown]
@@ -61,8 +91,10 @@ print(f"machine:  {platform.machine()}, {os.cpu_count()} logical CPUs,"
 #
 # Two measurements, each the best of a few repeats (the least disturbed run):
 #
-# - **bandwidth**: copying a float32 array far larger than the CPU caches
-#   reads it once and writes it once, so the bytes moved are twice its size;
+# - **bandwidth**: copying a 64 MiB float32 array, larger than the caches of
+#   most CPUs, reads it once and writes it once, so the bytes moved are twice
+#   its size (the cell checks this machine's largest cache, where the OS
+#   reports it);
 # - **compute**: a square float32 matrix multiplication of size `n` does
 #   `2n³` floating-point operations (section 2.1.1), through numpy's BLAS;
 #   the fastest of a few sizes counts as the peak.
@@ -101,6 +133,46 @@ ridge = peak / bandwidth
 print(f"memory bandwidth (numpy copy): {bandwidth / 1e9:7.1f} GB/s")
 print(f"compute (float32 matmul):      {peak / 1e9:7.1f} GFLOP/s")
 print(f"ops:byte ratio of this machine: {ridge:6.1f}")
+
+cache = last_level_cache_bytes()
+copy_bytes = 16 * 2**20 * 4
+if cache is None:
+    print("The OS does not report this CPU's cache sizes, so it is unknown whether"
+          " the 64 MiB copy measured memory or a cache.")
+elif cache < copy_bytes:
+    print(f"The largest cache the OS reports is {cache / 2**20:.0f} MiB, smaller than"
+          " the 64 MiB copied: the bandwidth above is memory's.")
+else:
+    print(f"The largest cache the OS reports is {cache / 2**20:.0f} MiB, not smaller than"
+          " the 64 MiB copied: part of the copy may have been served by that cache,"
+          " so the bandwidth above may overstate memory's.")
+
+# %% [markdown]
+# ### This build's roofline and section 2.5's
+#
+# Section 2.5 draws its CPU roofline from benchmark runs committed to the
+# repository (`chapter2/data/bench/`), not from this build, so its ridge is a
+# different measurement from the one above. The cell prints both, each with
+# its machine and date. They differ for three reasons: they may come from
+# different machines; on the same machine, other work running at the time
+# changes the result (build machines are often shared); and the methods
+# differ. Here the copy is 64 MiB (best of 5) and the matmuls are square;
+# the committed run copies a larger array (its size is printed below; the
+# median of its repeats counts) and times the matmul of attention's score
+# product at its benchmark's shapes.
+
+# %%
+from chapter2 import bench_results
+
+committed = bench_results.device_roofline("cpu")
+c_compute, c_memory = committed.compute_roofs[0], committed.memory_roofs[0]
+c_run = next(r for r in bench_results.load_results() if r["file"] == c_memory.source)
+print(f"this build:  {cpu_model()} ({os.cpu_count()} logical CPUs), {run_date:%Y-%m-%d}:"
+      f" {peak / 1e9:.0f} GFLOP/s, {bandwidth / 1e9:.1f} GB/s, ridge {ridge:.2f}")
+print(f"section 2.5: {committed.name}, {', '.join(committed.dates)}:"
+      f" {c_compute.value / 1e9:.0f} GFLOP/s, {c_memory.value / 1e9:.1f} GB/s,"
+      f" ridge {c_compute.value / c_memory.value:.2f}"
+      f" (copy of {c_run['copy']['large']['array_bytes'] / 2**20:.0f} MiB)")
 
 # %% [markdown]
 # ## Prefill
@@ -163,22 +235,41 @@ print(f"intensity: {decode_intensity:.2f} ops/byte:"
 print(f"roofline lower bound: {decode_bound * 1e3:.4f} ms per token"
       f" (bytes / bandwidth: {memory_s * 1e3:.4f} ms)")
 print(f"measured / bound:     {decode_s / decode_bound:,.1f}x")
-print(f"prefill makes {(n_prompt / prefill_s) * decode_s:.0f}x more"
-      " tokens per second than decode")
 print("greedy continuation:", repr(tokenizer.decode(generated)))
 
 # %% [markdown]
 # ## What the numbers say
 #
-# - Prefill processes many tokens per pass, so its tokens per second are far
-#   higher than decode's: the prompt's tokens share each read of the weights.
-# - Decode does about one operation per byte or less, below the ops:byte
-#   ratio of any CPU or GPU: on the roofline it is memory bound (the verdict
-#   line above), exactly like an LLM on a GPU.
-# - This model is tiny: its weights fit in the CPU's caches, and each step is
-#   a few dozen small numpy calls whose fixed overhead, not memory traffic,
-#   dominates. That is why the measured time per token sits above the
-#   bandwidth bound here. For an 8B-parameter model the weights are
-#   gigabytes, no cache holds them, and a good GPU implementation gets close
-#   to the bound ([section 2.4.2](../../bottlenecks/#242-llm-bottlenecks)
-#   works it out for an H100).
+# The sentences below are printed from this run's measurements.
+
+# %%
+tokens_ratio = (n_prompt / prefill_s) * decode_s
+if tokens_ratio > 1:
+    print(f"- Prefill produced {tokens_ratio:.1f}x as many tokens per second as decode:"
+          f" its {n_prompt} prompt tokens shared each read of the weights.")
+else:
+    print(f"- Prefill produced only {tokens_ratio:.2f}x decode's tokens per second on this run:"
+          " the machine was too disturbed, or too slow at large matmuls, for the shared weight"
+          " reads to pay off.")
+print(f"- Decode did {decode_intensity:.2f} operations per byte, "
+      + (f"{ridge / decode_intensity:.0f}x below this machine's ridge of {ridge:.1f}: memory bound,"
+         if decode_intensity < ridge else f"above this machine's ridge of {ridge:.1f}: compute bound,")
+      + " like an LLM's decode on a GPU.")
+ratio = decode_s / decode_bound
+if ratio >= 1.1:
+    print(f"- The measured time per token is {ratio:.1f}x the roofline bound. The time beyond the bound"
+          " goes to work the roofline does not count, mostly the fixed overhead of the few dozen small"
+          f" numpy calls of each step: the model is tiny ({weight_bytes / 1e6:.1f} MB of weights).")
+elif ratio >= 1:
+    print(f"- The measured time per token is {ratio:.2f}x the roofline bound: close to it.")
+else:
+    print(f"- The measured time per token is {ratio:.2f}x the roofline 'bound', below it: the"
+          f" {weight_bytes / 1e6:.1f} MB of weights came from the CPU's caches, faster than"
+          " the 64 MiB copy that set the bandwidth.")
+
+# %% [markdown]
+# For an 8B-parameter model the weights are gigabytes, no cache holds them,
+# and each decode step is a few large matrix-vector products, so a good GPU
+# implementation gets close to the bandwidth bound
+# ([section 2.4.2](../../bottlenecks/#242-llm-bottlenecks) works it out for an
+# H100).

@@ -301,31 +301,31 @@ class PublishedSize:
 
 # Denoiser sizes as published, to weigh the chapter's "video models have three to five times the parameters
 # of image models" (section 2.3.3). The page's presets come from `MODELS`; the rest are cited here.
-PUBLISHED_SIZES = (
+PUBLISHED_SIZES = (  # image models, then video models, each by release date
     PublishedSize("SDXL", "image", "2023-07", MODELS["SDXL"].denoiser_params, MODELS["SDXL"].source),
+    # OpenAI's DALL-E 3 paper ("Improving Image Generation with Better Captions") and system card give no size.
+    PublishedSize("DALL·E 3", "image", "2023-10", None, "https://cdn.openai.com/papers/dall-e-3.pdf"),
+    PublishedSize("FLUX.1 [dev]", "image", "2024-08", MODELS["FLUX.1-dev"].denoiser_params,
+                  MODELS["FLUX.1-dev"].source),
     # Stability AI's release post: "At 8.1 billion parameters" (an MMDiT, rectified flow like SD3).
     PublishedSize("Stable Diffusion 3.5 Large", "image", "2024-10", 8.1e9,
                   "https://stability.ai/news/introducing-stable-diffusion-3-5"),
-    PublishedSize("FLUX.1 [dev]", "image", "2024-08", MODELS["FLUX.1-dev"].denoiser_params,
-                  MODELS["FLUX.1-dev"].source),
     PublishedSize("Qwen-Image", "image", "2025-08", MODELS["Qwen-Image"].denoiser_params,
                   "https://arxiv.org/abs/2508.02324"),
-    # OpenAI's DALL-E 3 paper ("Improving Image Generation with Better Captions") and system card give no size.
-    PublishedSize("DALL·E 3", "image", "2023-10", None, "https://cdn.openai.com/papers/dall-e-3.pdf"),
-    PublishedSize("Wan 2.1 T2V 1.3B", "video", "2025-02", MODELS["Wan2.1-T2V-1.3B"].denoiser_params,
-                  "https://arxiv.org/abs/2503.20314"),
+    # OpenAI's Sora technical report ("Video generation models as world simulators") gives no size.
+    PublishedSize("Sora", "video", "2024-02", None,
+                  "https://openai.com/index/video-generation-models-as-world-simulators/"),
     # Movie Gen (Meta), arXiv:2410.13720: "Our largest video generation model is a 30B parameter transformer".
     PublishedSize("Movie Gen Video", "video", "2024-10", 30e9, "https://arxiv.org/abs/2410.13720"),
     # HunyuanVideo (Tencent), arXiv:2412.03603: "a video generative model with over 13 billion parameters".
     PublishedSize("HunyuanVideo", "video", "2024-12", 13e9, "https://arxiv.org/abs/2412.03603"),
+    PublishedSize("Wan 2.1 T2V 1.3B", "video", "2025-02", MODELS["Wan2.1-T2V-1.3B"].denoiser_params,
+                  "https://arxiv.org/abs/2503.20314"),
     PublishedSize("Wan 2.1 T2V 14B", "video", "2025-02", MODELS["Wan2.1-T2V-14B"].denoiser_params,
                   "https://arxiv.org/abs/2503.20314"),
     # Step-Video-T2V (StepFun), arXiv:2502.10248: "a state-of-the-art text-to-video pre-trained model with 30B
     # parameters".
     PublishedSize("Step-Video-T2V", "video", "2025-02", 30e9, "https://arxiv.org/abs/2502.10248"),
-    # OpenAI's Sora technical report ("Video generation models as world simulators") gives no size.
-    PublishedSize("Sora", "video", "2024-02", None,
-                  "https://openai.com/index/video-generation-models-as-world-simulators/"),
 )
 
 

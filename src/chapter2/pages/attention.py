@@ -11,7 +11,6 @@ committed benchmark results (`chapter2/data/bench`).
 from __future__ import annotations
 
 from .. import attention, bench_results, hardware, roofline, ssm
-from ..host.bench import gpu as gpu_bench
 from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
 from ..models import load_config
 from . import Card, Leaf, fact
@@ -191,11 +190,15 @@ def flash_attention_steps_table() -> Table:
     Rows from `roofline.flash_attention_intensity(4096, 128)`, with a total row.
     """
     cost = _flash()
+
+    def formula(text: str, value: int) -> Text:  # "3Nd = 1,572,864", but a plain "0" for nothing
+        return Text(str(Int(value)) if text == "0" else f"{text} = {Int(value)}")
+
     rows = []
     for s in cost.steps:
         rows.append((Text(s.name), Text(s.reads), Text(s.writes),
-                     Text(f"{s.elements_formula} = {Int(s.read_elements + s.write_elements)}"),
-                     Int(s.bytes), Text(f"{s.ops_formula} = {Int(s.ops)}")))
+                     formula(s.elements_formula, s.read_elements + s.write_elements),
+                     Int(s.bytes), formula(s.ops_formula, s.ops)))
     rows.append((Text("**Total**"), Text(""), Text(""), Text(""),
                  Text(f"**{Int(cost.bytes)}**"), Text(f"**{Int(cost.ops)}**")))
     return Table(("Step", "Reads", "Writes", "Elements moved", "Bytes", "Operations"), tuple(rows), align="lllrrr")
@@ -585,21 +588,21 @@ def tiny_lm_decode_intensity() -> Num:
 
 
 def _window_case() -> tuple[int, int]:
-    """(N, w) of the GPU benchmark's sliding-window case (`host.bench.gpu.SIZES`, device size)."""
-    _label, _b, _h, n, _d, w = gpu_bench.SIZES["device"]["window"][0]
+    """(N, w) of the GPU benchmark's sliding-window case (`bench_results.GPU_SIZES`, device size)."""
+    _label, _b, _h, n, _d, w = bench_results.GPU_SIZES["device"]["window"][0]
     return n, w
 
 
 @fact
 def goal_attention_vs_sdpa() -> Times:
-    """Goal of the GPU benchmark: the Triton forward's speed over PyTorch SDPA's default (`host.bench.gpu.GOALS`)."""
-    return Times(gpu_bench.GOALS["attention_vs_sdpa_default"])
+    """Goal of the GPU benchmark: the Triton forward's speed over PyTorch SDPA's default (`bench_results.GPU_GOALS`)."""
+    return Times(bench_results.GPU_GOALS["attention_vs_sdpa_default"])
 
 
 @fact
 def goal_decode_vs_copy() -> Times:
     """Goal of the GPU benchmark: decode's bytes per second over the device's copy bandwidth."""
-    return Times(gpu_bench.GOALS["decode_vs_copy_bandwidth"])
+    return Times(bench_results.GPU_GOALS["decode_vs_copy_bandwidth"])
 
 
 @fact
@@ -623,7 +626,7 @@ def window_bench_ideal_speedup() -> Times:
 @fact
 def goal_window_speedup() -> Times:
     """Goal of the GPU benchmark: the windowed forward's speedup over full causal attention."""
-    return Times(gpu_bench.GOALS["window_speedup"])
+    return Times(bench_results.GPU_GOALS["window_speedup"])
 
 
 # --------------------------------------------------------------------------- map and recall
@@ -641,9 +644,10 @@ CARDS = (
     Card("att-flash", "flashattention",
          "What does FlashAttention change, and what stays the same?",
          """The result stays the same (exact, up to rounding), and so do the matmul and softmax operations, plus a
-         small rescaling cost; the tiles of S and P live in on-chip SRAM and never reach GPU memory, so only Q, K, V and O move (`8Nd` bytes in FP16,
-         counting each read once). In the prefill-shaped example N = {{ fact: attention.flash_example_seq_len }},
-         d = {{ fact: attention.flash_example_head_dim }} the intensity rises from
+         small rescaling cost; the tiles of S and P live in on-chip SRAM and never reach GPU memory, so only
+         Q, K, V and O move (`8Nd` bytes in FP16, counting each read once). In the prefill-shaped example
+         N = {{ fact: attention.flash_example_seq_len }}, d = {{ fact: attention.flash_example_head_dim }}
+         the intensity rises from
          {{ fact: attention.standard_attention_intensity }} to {{ fact: attention.flash_attention_intensity }}
          operations per byte."""),
     Card("att-decode", "decode-attention-stays-memory-bound",

@@ -10,7 +10,8 @@ lower bounds at the peak throughput of the GPU below (BF16).
 from __future__ import annotations
 
 from .. import diffusion
-from ..format import SI, Int, Num, Pct, Table, Text
+from ..hardware import get_gpu
+from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
 from . import Card, Leaf, fact
 
 PAGE = "image-generation.md"
@@ -20,6 +21,12 @@ GPU = "H100-SXM"  # the page's "an H100"
 EXAMPLE_SIZE = (1024, 1024)  # (width, height) of the Qwen-Image worked example
 NODE_GPUS = 8  # one server node, over which a video request is split
 LATENT_TABLE_MODELS = ("SDXL", "Qwen-Image", "FLUX.1-dev", "Wan2.1-T2V-1.3B", "Wan2.1-T2V-14B")
+# (preset, width, height) rows of the attention-share table: Qwen-Image from small to large, FLUX.1 [dev] at its
+# usual size, and Wan 2.1 14B's default clip (frames from the preset).
+ATTENTION_SIZES = (("Qwen-Image", 512, 512), ("Qwen-Image", 1024, 1024), ("Qwen-Image", 1328, 1328),
+                   ("Qwen-Image", 2048, 2048), ("FLUX.1-dev", 1024, 1024), ("Wan2.1-T2V-14B", 1280, 720))
+FEW_STEP_BASES = (30, 50)  # guided full schedules the few-step table compares against (the chapter's 30 to 50)
+FEW_STEP_VARIANTS = ((8, True), (8, False), (4, False))  # (steps, guidance) of the few-step columns
 
 QWEN = "Qwen-Image"
 WAN = "Wan2.1-T2V-14B"
@@ -35,6 +42,20 @@ def _duration(seconds: float) -> Num:
         if seconds < limit:
             return Num(seconds * scale, 3, unit)
     return Num(seconds / 3600, 3, "h")
+
+
+def _link(url: str) -> Text:
+    """A source URL as a short Markdown link: arXiv papers by number, Hugging Face files and model cards by
+    repository, anything else by its host."""
+    parts = url.removeprefix("https://").rstrip("/").split("/")
+    host = parts[0]
+    if host == "arxiv.org":
+        label = f"arXiv:{parts[-1]}"
+    elif host == "huggingface.co":
+        label = f"{parts[2]} {parts[-1]}" if "blob" in parts else f"{parts[2]} model card"
+    else:
+        label = host
+    return Text(f"[{label}]({url})")
 
 
 def _size(width_height: tuple) -> Text:
@@ -127,7 +148,33 @@ def qwen_image_example_text_encoder_time() -> Num:
     return _duration(_qwen_example().text_encoder_time)
 
 
+@fact
+def qwen_image_weight_bytes() -> SI:
+    """Bytes one Qwen-Image denoiser pass reads: its 20B weights in BF16. As in `chapter2.roofline` for LLM
+    passes, bytes are the weights plus the KV cache (a denoiser keeps none); activations are not counted."""
+    return Bytes(diffusion.denoiser_pass(QWEN, dtype="bf16").bytes)
+
+
+@fact
+def qwen_image_example_weight_read_time() -> Num:
+    """Time to read Qwen-Image's weights once at the H100's bandwidth: the memory side of one pass, far below
+    its compute time (`qwen_image_example_pass_time`), so the pass is compute bound."""
+    p = _qwen_example().per_pass
+    return _duration(p.bytes / get_gpu(GPU).bandwidth)
+
+
 # ------------------------------------------------------------------ architecture
+_OBJECTIVE_WORDS = {"epsilon": "the noise ε", "velocity": "a velocity (flow matching)"}
+
+
+@fact
+def objective_table() -> Table:
+    """What each preset's denoiser predicts (`DiffusionModel.objective`) and the source that says so."""
+    rows = tuple((Text(m.name), Text(_OBJECTIVE_WORDS[m.objective]), _link(m.objective_source))
+                 for m in diffusion.MODELS.values())
+    return Table(("Preset", "Denoiser predicts", "Source"), rows, align="lll")
+
+
 @fact
 def vae_spatial_factors() -> Text:
     """How much the VAE shrinks each side of the image, over every preset in `diffusion.MODELS` (e.g. "8")."""
@@ -204,6 +251,37 @@ def qwen_image_example_attention_share() -> Pct:
     return Pct(_qwen_example().per_pass.attention_share)
 
 
+@fact
+def attention_share_table() -> Table:
+    """Weight FLOPs (2·params·tokens), attention FLOPs (4·layers·tokens²·width) and attention's share of one
+    denoiser pass, for Qwen-Image from 512² to 2048², FLUX.1 [dev] at 1024² and Wan 2.1 14B's default clip."""
+    rows = []
+    for name, w, h in ATTENTION_SIZES:
+        m = diffusion.MODELS[name]
+        p = diffusion.denoiser_pass(name, m.tokens(w, h))
+        output = f"{w} × {h}" + (f", {m.default_frames} frames" if m.kind == "video" else "")
+        rows.append((Text(name), Text(output), Int(p.tokens), SI(p.linear_flops, "FLOP"),
+                     SI(p.attention_flops, "FLOP"), Pct(p.attention_share)))
+    return Table(("Model", "Output", "Latent tokens", "Weight FLOPs", "Attention FLOPs", "Attention share"),
+                 tuple(rows), align="llrrrr")
+
+
+@fact
+def qwen_image_crossover_thousand_tokens() -> Num:
+    """Latent tokens, in thousands, at which attention's FLOPs equal the weights' in a Qwen-Image pass:
+    params ÷ (2·layers·width) (`diffusion.attention_crossover_tokens`), two significant digits."""
+    return Num(diffusion.attention_crossover_tokens(QWEN) / 1e3, 2)
+
+
+@fact
+def qwen_image_crossover_megapixels() -> Num:
+    """The same crossover as an image size in megapixels: each token is a 16 × 16 pixel patch (VAE 8×, 2 × 2
+    patches), two significant digits."""
+    m = diffusion.MODELS[QWEN]
+    side = m.vae_spatial * m.patch[1]
+    return Num(diffusion.attention_crossover_tokens(QWEN) * side * side / 1e6, 2)
+
+
 # ------------------------------------------------------------------ few-step models
 @fact
 def few_step_max_steps() -> Int:
@@ -249,21 +327,106 @@ def few_step_speedup_max_percent() -> Num:
 
 
 @fact
+def few_step_speedup_min_times() -> Times:
+    """The chapter's "80 percent faster" as a speed-up: 1 ÷ (1 − 0.80) times the images per GPU-second."""
+    return Times(1 / (1 - diffusion.FEW_STEP_SPEEDUP[0]))
+
+
+@fact
+def few_step_speedup_max_times() -> Times:
+    """The chapter's "90 percent faster" as a speed-up: 1 ÷ (1 − 0.90)."""
+    return Times(1 / (1 - diffusion.FEW_STEP_SPEEDUP[1]))
+
+
+@fact
+def few_step_saving_table() -> Table:
+    """Share of denoiser passes saved by few-step schedules (rows: steps, guided or distilled) against the
+    chapter's guided full schedules (columns: `FEW_STEP_BASES` guided steps), `diffusion.few_step_saving`."""
+    rows = []
+    for steps, guided in FEW_STEP_VARIANTS:
+        label = f"{steps} steps, " + ("guided (2 passes each)" if guided else "guidance distilled (1 pass each)")
+        rows.append((Text(label), Int(diffusion.denoiser_passes(steps, guided)),
+                     *(Pct(_few_step_saving(base, steps, guided)) for base in FEW_STEP_BASES)))
+    header = ("Few-step schedule", "Passes",
+              *(f"Saved vs {b} guided steps ({diffusion.denoiser_passes(b, True)} passes)" for b in FEW_STEP_BASES))
+    return Table(header, tuple(rows), align="lrrr")
+
+
+@fact
+def few_step_guided_saving_vs_30() -> Pct:
+    """Passes saved by `few_step_max_steps` guided steps against 30 guided steps (the low end of the chapter's
+    full schedules): below the chapter's 80 percent, because guidance still doubles every step."""
+    return Pct(_few_step_saving(diffusion.TYPICAL_STEPS[0], diffusion.FEW_STEP_MAX_STEPS, True))
+
+
+@fact
 def qwen_image_few_step_pass_saving() -> Pct:
-    """Passes saved by `few_step_max_steps` guided steps instead of Qwen-Image's default guided steps
-    (4 significant digits, to compare with the time saved)."""
-    return Pct(_few_step_saving(diffusion.pipeline_cost(QWEN).steps, diffusion.FEW_STEP_MAX_STEPS, True), 4)
+    """Passes saved by `few_step_max_steps` guided steps instead of Qwen-Image's default guided steps."""
+    return Pct(_few_step_saving(diffusion.pipeline_cost(QWEN).steps, diffusion.FEW_STEP_MAX_STEPS, True))
 
 
 @fact
 def qwen_image_few_step_time_saving() -> Pct:
     """Lower-bound time saved by `few_step_max_steps` guided steps instead of Qwen-Image's default, at its
-    default size on an H100: slightly less than the passes saved, because the text encoder still runs once."""
+    default size on an H100 (two significant digits: it differs from the passes saved only in the fourth,
+    by the text encoder's share, `qwen_image_text_encoder_share`)."""
     few = diffusion.pipeline_cost(QWEN, steps=diffusion.FEW_STEP_MAX_STEPS, gpu=GPU).time
-    return Pct(1 - few / diffusion.pipeline_cost(QWEN, gpu=GPU).time, 4)
+    return Pct(1 - few / diffusion.pipeline_cost(QWEN, gpu=GPU).time)
+
+
+@fact
+def qwen_image_text_encoder_share() -> Pct:
+    """The text encoder's share of a whole default Qwen-Image request's lower-bound time on an H100: the part
+    a few-step schedule cannot cut, which makes its time saving a hair smaller than its pass saving."""
+    cost = diffusion.pipeline_cost(QWEN, gpu=GPU)
+    return Pct(cost.text_encoder_time / cost.time)
 
 
 # ------------------------------------------------------------------ video
+def _params(name: str) -> float:
+    return diffusion.published_size(name).denoiser_params
+
+
+@fact
+def published_sizes_table() -> Table:
+    """Denoiser parameters of image and video models as their makers published them
+    (`diffusion.PUBLISHED_SIZES`, each with its source); "not published" where they give none."""
+    rows = tuple((Text(p.name), Text(p.kind), Text(p.released),
+                  Text("not published") if p.denoiser_params is None else Num(p.denoiser_params / 1e9, 3),
+                  _link(p.source)) for p in diffusion.PUBLISHED_SIZES)
+    return Table(("Model", "Makes", "Released", "Denoiser parameters (billions)", "Source"), rows, align="lllrl")
+
+
+@fact
+def movie_gen_over_sd35_large() -> Times:
+    """Movie Gen Video's 30B (arXiv:2410.13720) over Stable Diffusion 3.5 Large's 8.1B (Stability AI), the
+    largest published video model against a typical open image model of the same month; two digits."""
+    return Times(_params("Movie Gen Video") / _params("Stable Diffusion 3.5 Large"), 2)
+
+
+@fact
+def hunyuan_video_over_sdxl() -> Times:
+    """HunyuanVideo's 13B (arXiv:2412.03603) over SDXL's 2.6B UNet (arXiv:2307.01952); two digits."""
+    return Times(_params("HunyuanVideo") / _params("SDXL"), 2)
+
+
+@fact
+def largest_video_over_largest_image() -> Times:
+    """The largest published video denoiser (30B) over the largest published image denoiser (Qwen-Image, 20B)
+    in `diffusion.PUBLISHED_SIZES`; two digits."""
+    sizes = [p for p in diffusion.PUBLISHED_SIZES if p.denoiser_params is not None]
+    video = max(p.denoiser_params for p in sizes if p.kind == "video")
+    image = max(p.denoiser_params for p in sizes if p.kind == "image")
+    return Times(video / image, 2)
+
+
+@fact
+def wan_14b_over_qwen_image_params() -> Times:
+    """The page's video preset over its image preset: Wan 2.1 14B's denoiser parameters over Qwen-Image's
+    (below 1: this video model is the smaller one); one significant digit."""
+    return Times(diffusion.MODELS[WAN].denoiser_params / diffusion.MODELS[QWEN].denoiser_params, 1)
+
+
 @fact
 def wan_14b_vae_temporal() -> Int:
     """How many frames Wan 2.1's VAE packs into one latent frame (config `vae_stride` (4, 8, 8))."""
@@ -352,7 +515,11 @@ LEAVES = (
     Leaf("Guidance doubles the passes: {{ fact: image_generation.typical_steps_max }} steps, "
          "{{ fact: image_generation.typical_max_guided_passes }} passes", "classifier-free-guidance"),
     Leaf("Few-step models: {{ fact: image_generation.few_step_max_steps }} steps or fewer, "
-         "{{ fact: image_generation.few_step_guided_saving }} less work", "232-and-233-few-step-models-and-video"),
+         "{{ fact: image_generation.few_step_guided_saving }} to {{ fact: image_generation.few_step_distilled_saving }} "
+         "fewer passes than {{ fact: image_generation.typical_steps_max }} guided steps",
+         "232-and-233-few-step-models-and-video"),
+    Leaf("Video: {{ fact: image_generation.wan_14b_tokens_over_qwen_image }}× the tokens of an image, attention "
+         "{{ fact: image_generation.wan_14b_attention_share }} of the FLOPs", "232-and-233-few-step-models-and-video"),
 )
 
 CARDS = (
@@ -368,10 +535,23 @@ CARDS = (
          {{ fact: image_generation.qwen_image_example_size }} image is
          {{ fact: image_generation.qwen_image_example_tokens }} latent tokens, and every step runs the whole
          denoiser over all of them."""),
+    Card("img-objective", "231-architecture",
+         "Does every denoiser predict the noise?",
+         """No. DDPM-style models such as SDXL predict the noise ε in the latent; flow-matching models such as
+         FLUX.1, Qwen-Image and the Wan video models predict a velocity, the difference between the clean latent
+         and the noise. Either way each step is one pass of the same network, so the cost is the same."""),
     Card("img-few-step", "232-and-233-few-step-models-and-video",
          "How much work does a few-step model save against 50 guided steps?",
          """{{ fact: image_generation.few_step_max_steps }} guided steps save
          {{ fact: image_generation.few_step_guided_saving }} of the denoiser passes;
          {{ fact: image_generation.few_step_max_steps }} steps with guidance distilled into one pass save
          {{ fact: image_generation.few_step_distilled_saving }}, at some cost in quality."""),
+    Card("img-video-size", "232-and-233-few-step-models-and-video",
+         "Do video models have more parameters than image models?",
+         """Often, not always. Movie Gen Video, the largest published video model, has
+         {{ fact: image_generation.movie_gen_over_sd35_large }} the parameters of Stability AI's largest image
+         model of the same month, but this page's video preset (Wan) has only
+         {{ fact: image_generation.wan_14b_over_qwen_image_params }} those of its image preset, Qwen-Image. What
+         always grows is the latent: a default Wan clip is
+         {{ fact: image_generation.wan_14b_tokens_over_qwen_image }}× the tokens of a default Qwen-Image image."""),
 )

@@ -741,19 +741,31 @@ def dense_configs() -> Text:
 
 
 LEAVES = (
-    Leaf("Prefill reads the prompt in parallel; decode makes one token per step", "prefill-and-decode"),
+    Leaf("Input + max_tokens must fit the context window; reasoning counts inside max_tokens",
+         "tokens-context-and-chat-templates"),
+    Leaf("Prefill reads the prompt in parallel; decode makes one token per forward pass", "prefill-and-decode"),
     Leaf("Sampling: bias, temperature, top-k, top-p", "sampling"),
     Leaf("Attention reads every earlier token, so cache K and V", "223-attention"),
-    Leaf("MoE: {{ fact: llm_inference.qwen3_235b_active_params_billion }}B of "
-         "{{ fact: llm_inference.qwen3_235b_total_params_billion }}B parameters active per token",
+    Leaf("MoE: {{ fact: llm_inference.qwen3_235b_active_params_rounded }}B of "
+         "{{ fact: llm_inference.qwen3_235b_total_params_rounded }}B parameters active per token",
          "224-mixture-of-experts"),
 )
 
 CARDS = (
+    Card("llm-context-reasoning", "tokens-context-and-chat-templates",
+         "Do a reasoning model's thinking tokens count against max_tokens, and what must fit in the context window?",
+         """Yes, in the common convention (OpenAI's `max_completion_tokens`, Anthropic's extended thinking, vLLM):
+         reasoning tokens are generated tokens, so `input + max_tokens ≤ context window` and the reasoning budget
+         is part of max_tokens. In Qwen3-8B's {{ fact: llm_inference.qwen3_8b_context_window }}-token window,
+         {{ fact: llm_inference.budget_input_tokens }} input tokens with max_tokens
+         {{ fact: llm_inference.budget_max_tokens }} need {{ fact: llm_inference.budget_total_inside }} and fit;
+         an API that adds the {{ fact: llm_inference.budget_reasoning_tokens }}-token reasoning budget on top
+         needs {{ fact: llm_inference.budget_total_on_top }} and rejects it."""),
     Card("llm-prefill-decode", "prefill-and-decode",
          "What do prefill and decode each do, and which latency does each set?",
-         """Prefill runs all prompt tokens in one parallel pass and fills the KV cache: it sets the time to
-         first token. Decode then makes one token per step from the cache: it sets the tokens per second."""),
+         """Prefill runs all prompt tokens through the model in parallel, fills the KV cache and yields the first
+         token: it sets the time to first token. Decode then makes one token per forward pass, reading the cache
+         instead of recomputing the prompt: it sets the time per output token, and so the tokens per second."""),
     Card("llm-kv-bytes", "prefill-and-decode",
          "How much KV cache does one token add in Llama 3.1 8B (BF16)?",
          """`2 × layers × KV heads × head_dim × 2 bytes` = 2 × {{ fact: llm_inference.llama_8b_layers }} ×
@@ -777,8 +789,8 @@ CARDS = (
     Card("llm-moe", "224-mixture-of-experts",
          "Qwen3-235B-A22B: how many experts does a token use, and why does a large batch still read almost all of them?",
          """{{ fact: llm_inference.qwen3_235b_experts_per_token }} of {{ fact: llm_inference.qwen3_235b_experts }}
-         experts per layer, about {{ fact: llm_inference.qwen3_235b_active_params_billion }}B of
-         {{ fact: llm_inference.qwen3_235b_total_params_billion }}B parameters per token. Each token picks its
+         experts per layer, about {{ fact: llm_inference.qwen3_235b_active_params_rounded }}B of
+         {{ fact: llm_inference.qwen3_235b_total_params_rounded }}B parameters per token. Each token picks its
          own experts, so a batch of {{ fact: llm_inference.qwen3_235b_tokens_touching_most }} tokens already
          touches {{ fact: llm_inference.coverage_most }} of them: MoE saves compute, and memory only with expert
          parallelism."""),
