@@ -69,9 +69,9 @@ def test_a_wrong_numpy_wheel_fails_the_build(tmp_path, monkeypatch):
     hook = _hook()
     fake_root = tmp_path / "root"
     shutil.copytree(ROOT / "node_modules" / "pyodide", fake_root / "node_modules" / "pyodide")
-    cache = fake_root / ".cache" / "pyodide"
-    cache.mkdir(parents=True)
-    (cache / hook.pyodide_files.NUMPY_WHEEL).write_bytes(b"not the official wheel")
+    vendor = fake_root / hook.pyodide_files.VENDOR_DIR
+    vendor.mkdir(parents=True)
+    (vendor / hook.pyodide_files.NUMPY_WHEEL).write_bytes(b"not the official wheel")
     with pytest.raises(hook.pyodide_files.VerificationError, match="official pyodide-lock.json"):
         hook.pyodide_files.numpy_wheel(fake_root)
 

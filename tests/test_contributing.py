@@ -178,7 +178,7 @@ def test_contributing_exists_and_has_the_recipes():
         assert re.search(rf"^## {heading}", text, re.M), heading
 
 
-@pytest.mark.parametrize("heading,body", sections(CONTRIBUTING.read_text()), ids=lambda v: v[:30])
+@pytest.mark.parametrize("heading,body", [pytest.param(h, b, id=h) for h, b in sections(CONTRIBUTING.read_text())])
 def test_every_name_in_a_contributing_section_exists(heading, body):
     named = files_named(body) or files_named(CONTRIBUTING.read_text())
     problems = [f"`{s}`: {err}" for s in spans(body) if (err := check_span(s, named))]
@@ -241,3 +241,12 @@ def test_the_checks_bite(tmp_path):
     assert not check_span("BREAKS", named)
     assert not check_span("{{ fact: neural_networks.prefill_tokens }}", named)
     assert not check_span("make test-fast", named)
+
+
+def test_make_serve_restarts_on_code_changes():
+    """`make serve` rebuilds on docs/ itself (mkdocs serve) and restarts for code it has imported."""
+    recipe = re.search(r"^serve:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+    assert "watchmedo auto-restart" in recipe and "mkdocs serve" in recipe
+    for folder in ("src/chapter2", "snippets", "docs/hooks"):
+        assert f"--directory {folder}" in recipe and (ROOT / folder).is_dir(), folder
+    assert (ROOT / ".venv" / "bin" / "watchmedo").exists() or not (ROOT / ".venv").exists()

@@ -69,18 +69,21 @@ def test_llama_decode_attention_share():
 
 
 def _llama_decode_bytes(context: int, batch: int = 1) -> tuple[int, int]:
-    """(weight bytes, KV cache bytes) of one Llama 3.1 8B decode step in FP16/BF16, from config.json by hand.
+    """(other bytes, KV cache bytes) of one Llama 3.1 8B decode step in FP16/BF16, from config.json by hand.
 
     The step reads every weight but the input embedding (a row lookup; the LM head is a separate matrix, untied)
-    and, per sequence, the K and V of all `context` tokens (the new one's written): 2 bytes each."""
+    and, per sequence, the K and V of all `context` tokens (the new one's written); the activations of the
+    chapter's byte convention (section 2.4, `chapter2.roofline`) are each block's input and output hidden state
+    and the logits, per sequence. 2 bytes each."""
     h, layers, heads, kv, vocab = (LLAMA["hidden_size"], LLAMA["num_hidden_layers"], LLAMA["num_attention_heads"],
                                    LLAMA["num_key_value_heads"], LLAMA["vocab_size"])
     d = h // heads
     assert LLAMA["tie_word_embeddings"] is False
     per_layer = h * heads * d + 2 * h * kv * d + heads * d * h + 3 * h * LLAMA["intermediate_size"] + 2 * h  # + 2 norms
     weights = (layers * per_layer + vocab * h + h) * 2  # layers, LM head, final norm
+    activations = batch * (2 * layers * h + vocab) * 2
     cache = batch * context * layers * 2 * kv * d * 2
-    return weights, cache
+    return weights + activations, cache
 
 
 def test_llama_decode_attention_byte_share():
@@ -535,6 +538,7 @@ def test_leaves_state_the_outline_claims_exactly():
     assert "parallelism, not intensity" in leaves["decode-attention-stays-memory-bound"]
     assert leaves["sliding-window-attention"] == "Sliding window: N·w instead of N²"
     assert "fixed-size state" in leaves["state-space-models-and-hybrids"]
+    assert "still cost N² in prefill" in leaves["state-space-models-and-hybrids"]  # their KV cache grows as N
     page = (ROOT / "docs" / att.PAGE).read_text()
     assert "### Decode attention stays memory bound" in page  # the anchor the new leaf and card point to
 

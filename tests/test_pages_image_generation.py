@@ -25,9 +25,17 @@ BW = H100["bandwidth_tb_s"]["value"] * 1e12  # 3.35 TB/s
 BF16 = 2  # bytes
 
 
+OUT_PER_TOKEN = 16 * 1 * 2 * 2  # predicted latent values per token: 16 channels x a 1 x 2 x 2 patch (every preset)
+
+
+def _pass_bytes(params, layers, width, tokens):
+    # weights once; activations (each block's input and output, the predicted latent) once; no KV cache
+    return (params + 2 * layers * tokens * width + tokens * OUT_PER_TOKEN) * BF16
+
+
 def _pass_time(params, layers, width, tokens, n_gpus=1):
     flops = 2 * params * tokens + 4 * layers * tokens**2 * width
-    nbytes = params * BF16  # the weights; no KV cache, activations not counted (as chapter2.roofline counts LLMs)
+    nbytes = _pass_bytes(params, layers, width, tokens)
     return max(flops / (PEAK * n_gpus), nbytes / (BW * n_gpus))
 
 
@@ -87,13 +95,19 @@ def test_qwen_image_example_times_on_an_h100():
     assert str(ig.qwen_image_example_text_encoder_time()) == "7.24 ms"
 
 
-def test_a_pass_reads_its_weights_and_is_compute_bound():
-    # Qwen-Image: 20e9 parameters x 2 bytes (BF16) = 40 GB; at 3.35 TB/s that is 11.9 ms, against 178 ms of compute.
-    # The old count added 2 x 60 x 6,889 x 3072 x 2 bytes of hidden states (5.1 GB) that the LLM side never counts.
+def test_a_pass_moves_its_weights_and_activations_and_is_compute_bound():
+    # Qwen-Image at 1024 x 1024 (4,096 tokens): weights 20e9 x 2 = 40 GB; activations (2 x 60 x 4,096 x 3072
+    # + 4,096 x 64) x 2 = 3.02 GB; at 3.35 TB/s the 43 GB take 12.8 ms, against 178 ms of compute.
+    n = 64 * 64
     assert ig.qwen_image_weight_bytes().value == 20e9 * BF16 and str(ig.qwen_image_weight_bytes()) == "40 GB"
-    t = ig.qwen_image_example_weight_read_time()
-    assert t.unit == "ms" and t.value == pytest.approx(20e9 * BF16 / BW * 1e3) and str(t) == "11.9 ms"
-    assert t.value < ig.qwen_image_example_pass_time().value / 10
+    act = (2 * 60 * n * 3072 + n * OUT_PER_TOKEN) * BF16
+    assert ig.qwen_image_example_activation_bytes().value == act
+    assert str(ig.qwen_image_example_activation_bytes()) == "3.02 GB"
+    assert ig.qwen_image_example_pass_bytes().value == _pass_bytes(20e9, 60, 3072, n) == 20e9 * BF16 + act
+    assert str(ig.qwen_image_example_pass_bytes()) == "43 GB"
+    t = ig.qwen_image_example_memory_time()
+    assert t.unit == "ms" and t.value == pytest.approx(_pass_bytes(20e9, 60, 3072, n) / BW * 1e3)
+    assert str(t) == "12.8 ms" and t.value < ig.qwen_image_example_pass_time().value / 10
 
 
 # ------------------------------------------------------------------ architecture
@@ -130,7 +144,7 @@ def test_latent_table_values_from_the_papers():
     assert list(rows) == ["SDXL", "Qwen-Image", "FLUX.1-dev", "Wan2.1-T2V-1.3B", "Wan2.1-T2V-14B"]
     # SDXL (arXiv:2307.01952): 1024x1024, VAE 8x, 4 channels: a 4 x 128 x 128 latent, 48x fewer values.
     _, out, pixels, shape, latent, tokens = rows["SDXL"]
-    assert (out.value, pixels.value, shape.value, latent.value) == ("1024x1024", 3 * 1024 * 1024, "(4, 1, 128, 128)",
+    assert (out.value, pixels.value, shape.value, latent.value) == ("1024 × 1024", 3 * 1024 * 1024, "(4, 1, 128, 128)",
                                                                    4 * 128 * 128)
     assert pixels.value / latent.value == 48 and tokens.value == "n/a (UNet)"
     # Qwen-Image: 1328 / 8 = 166 per side, 16 channels, 2x2 patches: 83 x 83 tokens.
@@ -140,11 +154,11 @@ def test_latent_table_values_from_the_papers():
     assert rows["FLUX.1-dev"][5].value == 64 * 64
     # Wan 2.1: 81 frames -> 1 + 80/4 = 21 latent frames; 480p (832x480) and 720p (1280x720).
     _, out, pixels, shape, latent, tokens = rows["Wan2.1-T2V-1.3B"]
-    assert out.value == "832x480, 81 frames" and pixels.value == 3 * 832 * 480 * 81
+    assert out.value == "832 × 480, 81 frames" and pixels.value == 3 * 832 * 480 * 81
     assert (shape.value, latent.value, tokens.value) == ("(16, 21, 60, 104)", 16 * 21 * 60 * 104, 21 * 30 * 52)
     _, _, pixels, shape, latent, tokens = rows["Wan2.1-T2V-14B"]
     assert (shape.value, latent.value, tokens.value) == ("(16, 21, 90, 160)", 16 * 21 * 90 * 160, 75_600)
-    assert "| Qwen-Image | 1328x1328 | 5,290,752 | (16, 1, 166, 166) | 440,896 | 6,889 |" in str(ig.latent_table())
+    assert "| Qwen-Image | 1328 × 1328 | 5,290,752 | (16, 1, 166, 166) | 440,896 | 6,889 |" in str(ig.latent_table())
 
 
 def test_model_sizes_from_the_papers():

@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -113,8 +114,9 @@ def test_the_first_snippet_of_each_page_says_how_to_install_the_wheel():
 
 
 def test_the_site_links_the_wheel_it_serves(site_dir):
-    wheels = sorted((site_dir / "pyodide").glob("chapter2-*.whl"))
-    assert len(wheels) == 1
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wheels = [site_dir / "pyodide" / f"{project['name']}-{project['version']}-py3-none-any.whl"]
+    assert wheels[0].is_file()
     home = (site_dir / "index.html").read_text()
     assert f'href="pyodide/{wheels[0].name}"' in home
     assert f"pip install {wheels[0].name}" in html.unescape(re.sub(r"<[^>]+>", "", home))  # the code block is highlighted

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import time
 import subprocess
 import tempfile
 from pathlib import Path
@@ -62,7 +64,8 @@ def compile_archives(root: Path, jobs: list[tuple[Path, str, str, str]], out_dir
         cached = cache / f"{_key(src, job)}-{name}"
         results.append((cached, out_dir / name))
         if not cached.exists():
-            todo.append({"input": str(src), "output": str(cached) + ".part", **job})
+            # a private name until complete: builds that run at the same time (tests) may compile the same file
+            todo.append({"input": str(src), "output": f"{cached}.{os.getpid()}.part", "final": str(cached), **job})
     if todo:
         node = shutil.which("node")
         if node is None:
@@ -77,20 +80,29 @@ def compile_archives(root: Path, jobs: list[tuple[Path, str, str, str]], out_dir
         if proc.returncode != 0:
             raise CompileError("compiling Python for the browser failed:\n" + (proc.stderr or proc.stdout)[-3000:])
         for job in todo:
-            Path(job["output"]).rename(job["output"][:-len(".part")])
+            os.replace(job["output"], job["final"])
     for cached, out in results:
         shutil.copyfile(cached, out)
     _prune(cache, {c.name for c, _ in results})
     return [out for _, out in results]
 
 
-def _prune(cache: Path, keep: set[str], per_name: int = 3) -> None:
-    """Keep the cache small: for each output name, the entries of this build plus the newest few others."""
-    by_name: dict[str, list[Path]] = {}
+def _prune(cache: Path, keep: set[str], per_name: int = 3, min_age_s: float = 3600) -> None:
+    """Keep the cache small: for each output name, this build's entry, the newest few others and
+    whatever is less than an hour old (another build may be using it); also stale partial files."""
+    by_name: dict[str, list[tuple[float, Path]]] = {}
+    now = time.time()
     for p in cache.iterdir():
-        if p.is_file() and "-" in p.name and not p.name.endswith(".part"):
-            by_name.setdefault(p.name.split("-", 1)[1], []).append(p)
-    for paths in by_name.values():
-        old = sorted((p for p in paths if p.name not in keep), key=lambda p: p.stat().st_mtime, reverse=True)
-        for p in old[per_name:]:
-            p.unlink(missing_ok=True)
+        try:
+            age = now - p.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if p.name.endswith(".part"):
+            if age > min_age_s:
+                p.unlink(missing_ok=True)
+        elif p.is_file() and "-" in p.name and p.name not in keep:
+            by_name.setdefault(p.name.split("-", 1)[1], []).append((age, p))
+    for entries in by_name.values():
+        for age, p in sorted(entries)[per_name:]:
+            if age > min_age_s:
+                p.unlink(missing_ok=True)

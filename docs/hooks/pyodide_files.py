@@ -115,15 +115,28 @@ def numpy_wheel(root: Path) -> Path:
     return wheel
 
 
-def site_lock(root: Path, chapter2_wheel: Path) -> dict:
-    """A lock file for the self-hosted runtime: numpy as published, plus our wheel with its hash."""
+def site_lock(root: Path, packages: dict[str, Path], numpy_file: Path | None = None) -> dict:
+    """The site's Pyodide lock: numpy, plus our packages ({lock name: archive}) with their sha256.
+
+    numpy_file: the archive the site serves instead of the official wheel (compiled, see
+    pycompile.py), or None for the official entry as published (CDN mode).
+    """
     lock = official_lock(root)
-    numpy = lock["packages"]["numpy"]
-    name = chapter2_wheel.name.split("-")[0]
-    version = chapter2_wheel.name.split("-")[1]
-    ours = {
-        "name": name, "version": version, "file_name": chapter2_wheel.name, "install_dir": "site",
-        "sha256": sha256(chapter2_wheel), "package_type": "package", "imports": [name],
-        "depends": ["numpy"], "unvendored_tests": False,
-    }
-    return {"info": lock["info"], "packages": {"numpy": numpy, name: ours}}
+    numpy = dict(lock["packages"]["numpy"])
+    if numpy_file is not None:
+        numpy.update(file_name=numpy_file.name, sha256=sha256(numpy_file), unvendored_tests=False)
+    entries = {"numpy": numpy}
+    main = next(iter(packages))  # the package itself first, then its on-demand data
+    for name, path in packages.items():
+        entries[name] = {
+            "name": name, "version": path.stem.rsplit("-", 1)[-1],
+            "file_name": path.name, "install_dir": "site", "sha256": sha256(path), "package_type": "package",
+            "imports": [name] if name == main else [], "depends": ["numpy"] if name == main else [],
+            "unvendored_tests": False,
+        }
+    return {"info": lock["info"], "packages": entries}
+
+
+def sri_hex(digest: str) -> str:
+    """The subresource-integrity form of a hex sha256 (what Pyodide passes to fetch for a locked package)."""
+    return "sha256-" + base64.b64encode(bytes.fromhex(digest)).decode()

@@ -113,7 +113,7 @@ def best_time(fn, repeats):
 
 
 def copy_bandwidth() -> float:
-    """Bytes/s of a 64 MiB copy (more than the caches): one read + one write per byte."""
+    """Bytes/s of a 64 MiB copy (more than most CPUs' caches): one read + one write per byte."""
     src = np.ones(16 * 2**20, dtype=np.float32)
     dst = np.empty_like(src)
     return 2 * src.nbytes / best_time(lambda: np.copyto(dst, src), repeats=5)
@@ -153,7 +153,7 @@ else:
 # Section 2.5 draws its CPU roofline from benchmark runs committed to the
 # repository (`chapter2/data/bench/`), not from this build, so its ridge is a
 # different measurement from the one above. The cell prints both, each with
-# its machine and date. They differ for three reasons: they may come from
+# its machine and date. They can differ for three reasons: they may come from
 # different machines; on the same machine, other work running at the time
 # changes the result (build machines are often shared); and the methods
 # differ. Here the copy is 64 MiB (best of 5) and the matmuls are square;
@@ -248,9 +248,9 @@ if tokens_ratio > 1:
     print(f"- Prefill produced {tokens_ratio:.1f}x as many tokens per second as decode:"
           f" its {n_prompt} prompt tokens shared each read of the weights.")
 else:
-    print(f"- Prefill produced only {tokens_ratio:.2f}x decode's tokens per second on this run:"
-          " the machine was too disturbed, or too slow at large matmuls, for the shared weight"
-          " reads to pay off.")
+    print(f"- Prefill produced only {tokens_ratio:.2f}x decode's tokens per second in this run:"
+          " sharing the weight reads did not pay off here. Timings on a busy machine vary from"
+          " run to run; rerun the notebook to see whether this one holds.")
 print(f"- Decode did {decode_intensity:.2f} operations per byte, "
       + (f"{ridge / decode_intensity:.0f}x below this machine's ridge of {ridge:.1f}: memory bound,"
          if decode_intensity < ridge else f"above this machine's ridge of {ridge:.1f}: compute bound,")

@@ -27,12 +27,18 @@ weight byte: like prefill, it is compute bound (section 2.4.3). Attention's
 share of those FLOPs grows with the token count; it equals the weights' share
 at `attention_crossover_tokens` = params / (2 x layers x width).
 
-Bytes follow `chapter2.roofline`'s convention for LLM prefill and decode: the
-weights read once per pass, plus the KV cache read or written (the state a
-model keeps in memory between passes). Activations inside a pass (hidden
-states, Q/K/V, scores) are not counted, so bytes and times are lower bounds.
-A denoiser keeps no KV cache between passes, so its bytes per pass are its
-weights; the text encoder's are its weights too.
+Bytes follow `chapter2.roofline`'s convention for LLM prefill and decode
+(section 2.4 states it): the minimum traffic to device memory, each tensor
+that must cross it moved once per pass. The weights are read once; the KV
+cache (the state a model keeps between passes) is read and written once, and
+a denoiser keeps none; the activations are the hidden state each block reads
+and writes once (2 x layers x tokens x width numbers) plus the output the pass
+writes once (the predicted latent: latent channels x patch volume per token).
+Everything inside a block (Q, K, V, scores) is taken to stay on chip, so bytes
+and times are lower bounds. The text encoder's bytes are its weights: its
+layer sizes are not in the presets, and its activations would add a few
+percent (about 1.5 to 3.5 % for the presets' encoders, at their prompt lengths) to a part
+of the request that is small anyway.
 
 Model sizes come from the papers and configs cited in `MODELS`; the FLOP counts
 are first-order estimates (text tokens and small layers such as norms and
@@ -349,15 +355,17 @@ def get_model(model) -> DiffusionModel:
 class PassCost:
     """One denoiser forward pass over `tokens` latent tokens.
 
-    Bytes follow `chapter2.roofline` (weights read once, plus a KV cache, of
-    which a denoiser has none; activations not counted): a pass's bytes are
-    its weights. intensity = flops / bytes.
+    Bytes follow `chapter2.roofline` (weights read once, a KV cache, of which a
+    denoiser has none, and the activations: every block's input and output
+    hidden states and the predicted latent, each moved once):
+    bytes = weight_bytes + activation_bytes. intensity = flops / bytes.
     """
 
     tokens: int
     linear_flops: float
     attention_flops: float
     weight_bytes: float
+    activation_bytes: float = 0.0
 
     @property
     def flops(self) -> float:
@@ -365,7 +373,7 @@ class PassCost:
 
     @property
     def bytes(self) -> float:
-        return self.weight_bytes
+        return self.weight_bytes + self.activation_bytes
 
     @property
     def intensity(self) -> float:
@@ -383,11 +391,13 @@ def denoiser_pass(model, tokens=None, *, dtype="bf16") -> PassCost:
         raise ValueError(f"{m.name} has a {m.architecture} denoiser; this model only costs transformer denoisers")
     tokens = m.tokens() if tokens is None else positive_int("tokens", tokens)
     b = _dtype_bytes("dtype", tensor_dtype(dtype))
+    out_per_token = m.latent_channels * m.patch[0] * m.patch[1] * m.patch[2]  # the predicted latent patch
     return PassCost(
         tokens=tokens,
         linear_flops=2.0 * m.denoiser_params * tokens,
         attention_flops=attention_flops(tokens, m.n_layers, m.width),
         weight_bytes=m.denoiser_params * b,
+        activation_bytes=(2.0 * m.n_layers * tokens * m.width + tokens * out_per_token) * b,
     )
 
 

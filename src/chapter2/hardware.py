@@ -49,7 +49,12 @@ def tensor_dtype(dtype) -> str:
 
 @dataclass(frozen=True)
 class GPU:
-    """One accelerator. `dense_flops` and `sparse_flops` map dtype -> FLOP/s; bandwidth in bytes/s."""
+    """One accelerator. `dense_flops` and `sparse_flops` map dtype -> FLOP/s; bandwidth in bytes/s.
+
+    `sources` maps each figure ("memory", "bandwidth", "dense_fp16", ...) to the URL it was read
+    from. `other_figures` maps a figure's name to (value, source URL): what another vendor page
+    prints for the same GPU, kept for comparison and never used (`note` says why).
+    """
 
     key: str
     name: str
@@ -60,6 +65,8 @@ class GPU:
     sparse_flops: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     unsupported: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    other_figures: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    note: str = ""
 
     def peak_flops(self, dtype="fp16") -> float:
         """Dense tensor-core peak in FLOP/s for `dtype`; raises ValueError if the GPU lacks it."""
@@ -121,6 +128,7 @@ def _entry(key: str, raw: dict) -> GPU:
         for dtype, item in table.items():
             value, sources[f"{prefix}_{dtype}"] = sourced(f"{prefix}.{dtype}", item)
             out[tensor_dtype(dtype)] = value * TERA
+    other = {name: sourced(f"other_figures.{name}", item) for name, item in raw.get("other_figures", {}).items()}
     return GPU(
         key=key,
         name=raw["name"],
@@ -131,6 +139,8 @@ def _entry(key: str, raw: dict) -> GPU:
         sparse_flops=MappingProxyType(sparse),
         unsupported=MappingProxyType(dict(raw.get("unsupported", {}))),
         sources=MappingProxyType(sources),
+        other_figures=MappingProxyType(other),
+        note=str(raw.get("note", "")),
     )
 
 

@@ -16,8 +16,27 @@ attention (the chapter's worked example, step by step) and the two phases of
 LLM inference, prefill and decode, with lower-bound times for each. The
 model is a `chapter2.models.ModelConfig`, or the name of a shipped config
 (`ModelConfig.from_numbers` describes one by plain numbers).
-All byte counts are the minimum traffic to device memory (each tensor read or
-written once); real kernels move at least this much, so times are lower bounds.
+
+How a forward pass's bytes are counted (the chapter's one convention, which
+`chapter2.diffusion` follows for denoiser passes; section 2.4 states it):
+the minimum traffic to device memory, every tensor that must cross it read
+or written once per pass:
+
+- weights: every weight the pass multiplies by, read once (an untied input
+  embedding is a row lookup and is not read in full; an MoE reads the
+  experts its tokens pick);
+- KV cache: the keys and values of earlier tokens read once, and those of
+  the pass's new tokens written once (a sliding-window layer keeps only its
+  window);
+- activations: the hidden state each of the L blocks reads and writes once
+  (2 x L x tokens x hidden numbers), plus the output the pass writes once
+  (an LLM's logits: vocab numbers per position that gets logits).
+  Everything inside a block (Q, K, V, scores, the MLP's wide intermediate)
+  is taken to stay on chip.
+
+Activations are stored at the math dtype. Real kernels move at least this
+much, so the times are lower bounds. A model given `from_numbers` has no
+hidden or vocabulary size, so its activations count zero.
 """
 
 from __future__ import annotations
@@ -42,12 +61,16 @@ __all__ = [
     "AttentionCost",
     "attention_intensity",
     "flash_attention_intensity",
+    "PhasePart",
     "PhaseEstimate",
+    "LOGITS",
     "prompt_flops",
     "weight_bytes_touched",
+    "activation_bytes",
     "prefill",
     "decode",
     "decode_critical_batch",
+    "prefill_critical_tokens",
 ]
 
 
@@ -137,20 +160,6 @@ class AttentionCost:
     def intensity(self) -> float:
         return self.ops / self.bytes
 
-    def table(self) -> str:
-        """The steps as a Markdown table (for a page), with a total row."""
-        rows = [
-            "| Step | Reads | Writes | Elements moved | Bytes | Operations |",
-            "|---|---|---|---:|---:|---:|",
-        ]
-        for s in self.steps:
-            rows.append(
-                f"| {s.name} | {s.reads} | {s.writes} | {s.elements_formula} = {s.read_elements + s.write_elements:,} "
-                f"| {s.bytes:,.0f} | {s.ops_formula} = {s.ops:,} |"
-            )
-        rows.append(f"| **Total** | | | | **{self.bytes:,.0f}** | **{self.ops:,}** |")
-        return "\n".join(rows)
-
 
 def _attention_args(N, d, dtype_bytes):
     return positive_int("N", N), positive_int("d", d), _dtype_bytes("dtype_bytes", dtype_bytes)
@@ -230,13 +239,24 @@ def weight_bytes_touched(model, tokens, weight_bytes_per_param) -> float:
 
 
 @dataclass(frozen=True)
+class PhasePart:
+    """One part of a prefill or a decode step: its FLOPs and the bytes it moves (see `PhaseEstimate.parts`)."""
+
+    name: str
+    flops: float
+    bytes: float
+
+
+@dataclass(frozen=True)
 class PhaseEstimate:
     """Roofline estimate of one prefill, or one decode step, on one GPU.
 
-    `time` = max(flops / peak, bytes / bandwidth) is a lower bound: no kernel
-    beats the roof. `memory_needed` is the weights plus the KV cache it holds.
-    With `n_gpus` > 1 the work and the bytes are split evenly (ideal tensor
-    parallelism, communication ignored): n times the peak and the bandwidth.
+    Bytes follow the module's convention (weights + KV cache + activations,
+    each moved once). `time` = max(flops / peak, bytes / bandwidth) is a lower
+    bound: no kernel beats the roof. `memory_needed` is the weights plus the
+    KV cache it holds. With `n_gpus` > 1 the work and the bytes are split
+    evenly (ideal tensor parallelism, communication ignored): n times the peak
+    and the bandwidth.
     """
 
     phase: str
@@ -250,10 +270,35 @@ class PhaseEstimate:
     gpu: GPU
     dtype: str
     n_gpus: int = 1
+    activation_bytes: float = 0.0
 
     @property
     def bytes(self) -> float:
-        return self.weight_bytes + self.kv_bytes
+        return self.weight_bytes + self.kv_bytes + self.activation_bytes
+
+    @property
+    def parts(self) -> tuple[PhasePart, ...]:
+        """The pass in three parts that add up to `flops` and `bytes`.
+
+        - "weights": the weight matmuls (2 FLOPs per weight per token) and the weight bytes;
+        - "KV cache": attention's score and value products over the cached keys and values,
+          and the KV cache bytes (read, and written for new tokens);
+        - "activations": the hidden states between blocks and the output; no FLOPs counted
+          (norms, softmax and activation functions are left out of the FLOP count).
+        """
+        return (PhasePart("weights", self.flops - self.attention_flops, self.weight_bytes),
+                PhasePart("KV cache", self.attention_flops, self.kv_bytes),
+                PhasePart("activations", 0.0, self.activation_bytes))
+
+    @property
+    def attention_flop_share(self) -> float:
+        """Attention's share of the FLOPs (its products over the KV cache; the q/k/v/o projections are weights)."""
+        return self.attention_flops / self.flops
+
+    @property
+    def attention_byte_share(self) -> float:
+        """Attention's share of the bytes: the KV cache. In a memory-bound step this share sets its share of the time."""
+        return self.kv_bytes / self.bytes
 
     @property
     def intensity(self) -> float:
@@ -309,15 +354,39 @@ def _model(model) -> ModelConfig:
     return model
 
 
-def prompt_flops(model, prompt_tokens) -> float:
-    """sum_{i=1..P} model.flops_per_token(i): the FLOPs of a causal prefill of one P-token prompt.
+LOGITS = ("last", "all")
+"""Which prompt positions a prefill computes logits for: "last" (serving: only the last position's
+logits pick the first output token) or "all" (scoring a prompt, training-style passes)."""
+
+
+def _logit_positions(logits, prompt_tokens: int) -> int:
+    if logits not in LOGITS:
+        raise ValueError(f"logits must be one of {', '.join(map(repr, LOGITS))}, got {logits!r}")
+    return 1 if logits == "last" else prompt_tokens
+
+
+def _lm_head_flops(model: ModelConfig) -> int:
+    """FLOPs of the LM head for one position: 2 x vocab x hidden (0 for a model given `from_numbers`)."""
+    return 2 * model.vocab_size * model.hidden_size
+
+
+def prompt_flops(model, prompt_tokens, logits="last") -> float:
+    """FLOPs of a causal prefill of one P-token prompt.
+
+    Position i attends to i keys, so with every position's logits the prompt costs
+    sum_{i=1..P} model.flops_per_token(i). A server needs only the last position's
+    logits (they pick the first output token), so by default (`logits="last"`) the
+    LM head runs once: the sum minus (P - 1) x 2 x vocab x hidden. `logits="all"`
+    keeps the LM head at every position (scoring a prompt, training-style passes).
 
     flops_per_token(c) is affine in c (weights, plus attention over c keys) until
     a sliding window w caps some layers, then affine again; so the sum is taken
     in closed form per piece, (b - a + 1) (f(a) + f(b)) / 2 over [a, b].
     """
     model = _model(model)
-    return _sum_over_prompt(model.flops_per_token, model, prompt_tokens)
+    P = positive_int("prompt_tokens", prompt_tokens)
+    skipped = P - _logit_positions(logits, P)  # positions whose logits are not computed
+    return _sum_over_prompt(model.flops_per_token, model, P) - skipped * _lm_head_flops(model)
 
 
 def _sum_over_prompt(f, model: ModelConfig, prompt_tokens) -> float:
@@ -332,37 +401,60 @@ def _weights_streamed(params) -> float:
     return params.total - (params.embedding if params.lm_head > 0 else 0)
 
 
+def activation_bytes(model, tokens, logit_positions, dtype="fp16") -> float:
+    """Activation bytes of one forward pass over `tokens` tokens (the module's convention).
+
+    Each of the L blocks reads its input hidden state and writes its output once:
+    2 x L x tokens x hidden numbers; the pass writes vocab logits for each of
+    `logit_positions` positions. At `dtype`'s bytes per number. Zero for a model
+    given `from_numbers` (no hidden or vocabulary size).
+    """
+    model = _model(model)
+    tokens = positive_int("tokens", tokens)
+    logit_positions = positive_int("logit_positions", logit_positions)
+    per_number = _dtype_bytes("dtype", dtype)
+    hidden = 2 * model.num_hidden_layers * tokens * model.hidden_size
+    return float((hidden + logit_positions * model.vocab_size) * per_number)
+
+
 def _phase_setup(model, gpu, dtype, kv_dtype):
     model = _model(model)
     g, d = _gpu_and_dtype(gpu, dtype)
     return model, g, d, _dtype_bytes("dtype", d), d if kv_dtype is None else kv_dtype
 
 
-def prefill(model, prompt_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None, n_gpus=1) -> PhaseEstimate:
+def prefill(model, prompt_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None, n_gpus=1,
+            logits="last") -> PhaseEstimate:
     """Prefill `batch` prompts of `prompt_tokens` tokens each: one pass, weights read once.
 
-    FLOPs: token i of a prompt attends to i keys (causal, itself included), so the
-    prompt costs sum_{i=1..P} flops_per_token(i) (`prompt_flops`). Bytes: the weights once
-    plus the KV cache written for every prompt token. Its time is a lower bound
-    on time to first token (TTFT).
+    FLOPs: token i of a prompt attends to i keys (causal, itself included), and the
+    LM head runs on the last position only (`logits="last"`, what a server does) or on
+    every position (`logits="all"`): `prompt_flops`. Bytes (the module's convention):
+    the weights once, the KV cache written for the prompt's tokens (a sliding-window
+    layer keeps only its window), and the activations: every block's input and output
+    hidden states and the logits. Its time is a lower bound on time to first token (TTFT).
     """
     P, batch = positive_int("prompt_tokens", prompt_tokens), positive_int("batch", batch)
     model, g, d, wb, kv_dtype = _phase_setup(model, gpu, dtype, kv_dtype)
-    flops = batch * prompt_flops(model, P)
+    positions = _logit_positions(logits, P)
+    flops = batch * prompt_flops(model, P, logits)
     attention = batch * _sum_over_prompt(model.attention_flops_per_token, model, P)
-    kv_bytes = batch * P * model.kv_cache_bytes_per_token(kv_dtype)  # every prompt token's K and V written once
+    kv_bytes = model.kv_cache_bytes(P, batch, kv_dtype)  # every kept K and V written once
     weights = weight_bytes_touched(model, batch * P, wb)
-    memory = model.params().total * wb + model.kv_cache_bytes(P, batch, kv_dtype)
-    return PhaseEstimate("prefill", batch, batch * P, flops, attention, weights, kv_bytes, memory, g, d, positive_int("n_gpus", n_gpus))
+    activations = activation_bytes(model, batch * P, batch * positions, d)
+    memory = model.params().total * wb + kv_bytes
+    return PhaseEstimate("prefill", batch, batch * P, flops, attention, weights, kv_bytes, memory, g, d,
+                         positive_int("n_gpus", n_gpus), activations)
 
 
 def decode(model, context, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None, n_gpus=1) -> PhaseEstimate:
     """One decode step for `batch` sequences, each `context` tokens long counting the new one.
 
-    FLOPs: batch x flops_per_token(context). Bytes: the weights the batch
-    touches (all of them for a dense model) plus, per sequence, the KV cache of
-    the context - 1 earlier tokens read and the new token's K and V written
-    (a sliding-window layer reads at most its window).
+    FLOPs: batch x flops_per_token(context). Bytes (the module's convention): the
+    weights the batch touches (all of them for a dense model); per sequence, the
+    KV cache of the context - 1 earlier tokens read and the new token's K and V
+    written (a sliding-window layer reads at most its window); and the
+    activations, each block's input and output for one token and its logits.
     Its time is a lower bound on time per output token (TPOT); tokens_per_s
     counts the whole batch.
     """
@@ -372,8 +464,44 @@ def decode(model, context, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=No
     attention = batch * model.attention_flops_per_token(context)
     kv_bytes = model.kv_cache_bytes(context, batch, kv_dtype)  # a sliding window caps its layers' share
     weights = weight_bytes_touched(model, batch, wb)
+    activations = activation_bytes(model, batch, batch, d)
     memory = model.params().total * wb + kv_bytes
-    return PhaseEstimate("decode", batch, batch, flops, attention, weights, kv_bytes, memory, g, d, positive_int("n_gpus", n_gpus))
+    return PhaseEstimate("decode", batch, batch, flops, attention, weights, kv_bytes, memory, g, d,
+                         positive_int("n_gpus", n_gpus), activations)
+
+
+def _smallest(compute_bound, limit: int):
+    """Smallest n in [1, limit] with compute_bound(n), for a predicate that stays true once true; None if none."""
+    if not compute_bound(limit):
+        return None
+    lo, hi = 0, 1  # invariant: lo fails (or is 0), hi passes
+    while not compute_bound(hi):
+        lo, hi = hi, min(2 * hi, limit)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if compute_bound(mid) else (mid, hi)
+    return hi
+
+
+def prefill_critical_tokens(model, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None, logits="last",
+                            max_tokens=1 << 24):
+    """Shortest prompt whose prefill is compute bound (intensity >= the GPU's ops:byte), or None.
+
+    A prefill reads the weights once for all its tokens, so its intensity grows
+    with the prompt: in 16-bit formats the weight matmuls do about one operation
+    per byte per token processed together, and the KV cache and activation bytes
+    that grow with the prompt pull it down a little. The crossover is therefore
+    near the GPU's ops:byte ratio (in tokens, summed over the `batch` prompts of
+    the pass: `batch` prompts of P tokens cross at about 1 / batch the length).
+    """
+    max_tokens = positive_int("max_tokens", max_tokens)
+    model = _model(model)
+
+    def compute_bound(P):
+        est = prefill(model, P, batch=batch, gpu=gpu, dtype=dtype, kv_dtype=kv_dtype, logits=logits)
+        return est.intensity >= est.ridge
+
+    return _smallest(compute_bound, max_tokens)
 
 
 def decode_critical_batch(model, context, *, gpu="H100-SXM", dtype="fp16", kv_dtype=None, part="step",
@@ -386,10 +514,10 @@ def decode_critical_batch(model, context, *, gpu="H100-SXM", dtype="fp16", kv_dt
     - "weights": the weight matmuls alone (FLOPs over weight bytes). For a
       dense FP16 model this happens near batch = ops:byte, about 295 on an
       H100: each weight byte then feeds one multiply-add per sequence.
-    - "step": the whole step, KV cache reads included. Every sequence reads
-      its own KV cache, so the step's intensity levels off at
-      flops_per_token / (context x KV bytes per token); if that ceiling is
-      below the ops:byte ratio, no batch is enough (the answer is None).
+    - "step": the whole step, KV cache and activation bytes included. Every
+      sequence reads its own KV cache, so the step's intensity levels off at
+      flops_per_token / (its KV cache bytes + its activation bytes); if that
+      ceiling is below the ops:byte ratio, no batch is enough (the answer is None).
     """
     context = positive_int("context", context)
     max_batch = positive_int("max_batch", max_batch)
@@ -401,12 +529,4 @@ def decode_critical_batch(model, context, *, gpu="H100-SXM", dtype="fp16", kv_dt
         est = decode(model, context, batch=b, gpu=gpu, dtype=dtype, kv_dtype=kv_dtype)
         return (est.intensity if part == "step" else est.weights_intensity) >= est.ridge
 
-    if not compute_bound(max_batch):
-        return None
-    lo, hi = 0, 1  # invariant: lo is memory bound (or 0), hi is compute bound
-    while not compute_bound(hi):
-        lo, hi = hi, min(2 * hi, max_batch)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if compute_bound(mid) else (mid, hi)
-    return hi
+    return _smallest(compute_bound, max_batch)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import hardware, models, roofline
-from ..format import nbytes, number, si
+from ..format import nbytes, number, si, sig
 from ._registry import Field, Output, calculator
 
 GPU_OPTIONS = tuple((key, gpu.name) for key, gpu in hardware.GPUS.items()) + (
@@ -17,6 +17,7 @@ GPU_OPTIONS = tuple((key, gpu.name) for key, gpu in hardware.GPUS.items()) + (
 )
 TENSOR_DTYPES = (("fp16", "FP16"), ("bf16", "BF16"), ("fp8", "FP8"))
 MODEL_OPTIONS = tuple((name, name) for name in models.list_configs())
+LOGITS_OPTIONS = (("last", "Last position only (serving)"), ("all", "Every position (scoring a prompt)"))
 
 
 def gpu_fields(default="H100-SXM"):
@@ -75,6 +76,25 @@ def _phase_line(est: roofline.PhaseEstimate) -> str:
             f"at most {si(attained, 'FLOP/s')}")
 
 
+def _pct(x: float) -> str:
+    return f"{sig(100 * x, 2)} %"
+
+
+def _decode_parts_line(est: roofline.PhaseEstimate) -> str:
+    """Each part's bytes and share of the step's bytes; attention's share of the FLOPs too."""
+    weights, kv, acts = est.parts
+    return (f"weights {nbytes(weights.bytes)} ({_pct(weights.bytes / est.bytes)} of the bytes), "
+            f"KV cache {nbytes(kv.bytes)} ({_pct(est.attention_byte_share)} of the bytes, "
+            f"{_pct(est.attention_flop_share)} of the FLOPs), activations {nbytes(acts.bytes)}")
+
+
+def _crossover_line(model, gpu, dtype, logits) -> str:
+    tokens = roofline.prefill_critical_tokens(model, gpu=gpu, dtype=dtype, logits=logits)
+    if tokens is None:
+        return "never, at any prompt length"
+    return f"a prompt of {tokens:,} tokens or more (tokens processed together, across the prompts of a batch)"
+
+
 def _critical_line(model, context, gpu, dtype) -> str:
     weights = roofline.decode_critical_batch(model, context, gpu=gpu, dtype=dtype, part="weights")
     step = roofline.decode_critical_batch(model, context, gpu=gpu, dtype=dtype, part="step")
@@ -116,7 +136,8 @@ def ops_per_byte_calc(gpu, custom_tflops, custom_tb_s, dtype):
         Field("dtype", "Weights and math", "fp16", kind="select", options=TENSOR_DTYPES),
         Field("n_gpus", "GPUs (ideal tensor parallel)", 1, min=1, max=64, integer=True),
         Field("prompt", "Prompt tokens (prefill)", 4096, min=1, max=1_000_000, integer=True),
-        Field("context", "Context per sequence at decode", 4096, min=1, max=1_000_000, integer=True),
+        Field("logits", "Prefill computes logits for", "last", kind="select", options=LOGITS_OPTIONS),
+        Field("context", "Context per sequence at decode (tokens)", 4096, min=1, max=1_000_000, integer=True),
         Field("batch", "Decode batch size", 1, min=1, max=100_000, integer=True),
         Field("head_dim", "Attention head dimension d", 128, min=1, max=4096, integer=True),
     ],
@@ -124,17 +145,19 @@ def ops_per_byte_calc(gpu, custom_tflops, custom_tb_s, dtype):
         Output("intensity", "Arithmetic intensity (ops/byte) against the GPU's ops:byte", kind="bars"),
         Output("prefill", "Prefill (one prompt)"),
         Output("ttft", "Time to first token, lower bound"),
-        Output("decode", "Decode step"),
+        Output("crossover", "Prefill turns compute bound at"),
+        Output("decode", "Decode step (the batch at its context)"),
+        Output("parts", "Decode step by part: bytes, and attention's share of bytes and FLOPs"),
         Output("tpot", "Time per output token, lower bound"),
         Output("attention", "Attention alone (prompt length N, head dim d, unfused vs FlashAttention)"),
         Output("critical", "Decode turns compute bound at"),
         Output("memory", "Memory for weights + KV cache"),
     ],
 )
-def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt, context, batch, head_dim):
+def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt, logits, context, batch, head_dim):
     config = models.load_config(model)
     g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
-    pre = roofline.prefill(config, prompt, gpu=g, dtype=dtype, n_gpus=n_gpus)
+    pre = roofline.prefill(config, prompt, gpu=g, dtype=dtype, n_gpus=n_gpus, logits=logits)
     dec = roofline.decode(config, context, batch=batch, gpu=g, dtype=dtype, n_gpus=n_gpus)
     att = roofline.attention_intensity(prompt, head_dim, dtype)
     flash = roofline.flash_attention_intensity(prompt, head_dim, dtype)
@@ -143,13 +166,15 @@ def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt,
         "intensity": bars([
             [f"{g.key} ops:byte", g.ops_per_byte(dtype)],
             [f"Prefill, {prompt:,} tokens", pre.intensity],
-            [f"Decode, batch {batch:,}", dec.intensity],
+            [f"Decode, batch {batch:,}, {context:,}-token context", dec.intensity],
             ["Standard attention", att.intensity],
             ["FlashAttention", flash.intensity],
         ]),
         "prefill": _phase_line(pre),
         "ttft": duration(pre.time),
+        "crossover": _crossover_line(config, g, dtype, logits),
         "decode": _phase_line(dec),
+        "parts": _decode_parts_line(dec),
         "tpot": (f"{duration(dec.time)} per step → {plain(1 / dec.time)} tokens/s per sequence, "
                  f"{plain(dec.tokens_per_s)} tokens/s for the batch"),
         "attention": (f"standard {plain(att.intensity)} ops/byte ({roofline.bound(att.intensity, g, dtype)} bound), "
@@ -165,7 +190,7 @@ def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt,
     fields=[
         Field("batch", "Decode batch size", 1, kind="range", min=1, max=1024, step=1, integer=True),
         Field("model", "Model", "Llama-3.1-8B", kind="select", options=MODEL_OPTIONS),
-        Field("context", "Context per sequence", 1024, min=1, max=1_000_000, integer=True),
+        Field("context", "Context per sequence (tokens)", 4096, min=1, max=1_000_000, integer=True),
         *gpu_fields(),
         Field("dtype", "Weights and math", "fp16", kind="select", options=TENSOR_DTYPES),
     ],
@@ -173,7 +198,8 @@ def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt,
         Output("bars", "Decode intensity against the GPU's ops:byte", kind="bars"),
         Output("intensity", "Decode intensity"),
         Output("parts", "Weight matmuls vs attention"),
-        Output("bytes", "Bytes per step: weights + KV cache"),
+        Output("bytes", "Bytes per step: weights + KV cache + activations"),
+        Output("shares", "Attention's share of the step"),
         Output("step", "Time per step (TPOT), lower bound"),
         Output("throughput", "Tokens per second"),
         Output("critical", "Compute bound from"),
@@ -185,12 +211,17 @@ def decode_batching_calc(batch, model, context, gpu, custom_tflops, custom_tb_s,
     g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
     dec = roofline.decode(config, context, batch=batch, gpu=g, dtype=dtype)
     return {
-        "bars": bars([[f"Decode step, batch {batch:,}", dec.intensity], ["Weight matmuls only", dec.weights_intensity],
+        "bars": bars([[f"Decode step, batch {batch:,}, {context:,}-token context", dec.intensity],
+                      ["Weight matmuls only", dec.weights_intensity],
                       [f"{g.key} ops:byte", dec.ridge]]),
         "intensity": f"{plain(dec.intensity)} ops/byte → {dec.bound} bound",
         "parts": (f"weight matmuls {plain(dec.weights_intensity)} ops/byte, "
                   f"attention over the KV cache {plain(dec.attention_intensity)} ops/byte"),
-        "bytes": f"{nbytes(dec.weight_bytes)} of weights + {nbytes(dec.kv_bytes)} of KV cache",
+        "bytes": (f"{nbytes(dec.weight_bytes)} of weights + {nbytes(dec.kv_bytes)} of KV cache + "
+                  f"{nbytes(dec.activation_bytes)} of activations"),
+        "shares": (f"{_pct(dec.attention_flop_share)} of the FLOPs but {_pct(dec.attention_byte_share)} of the bytes; "
+                   f"the step is {dec.bound} bound, so its share of the "
+                   f"{'bytes' if dec.bound == 'memory' else 'FLOPs'} sets its share of the time"),
         "step": duration(dec.time),
         "throughput": f"{plain(1 / dec.time)} per sequence, {plain(dec.tokens_per_s)} for the batch",
         "critical": _critical_line(config, context, g, dtype),

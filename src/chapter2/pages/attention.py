@@ -99,7 +99,8 @@ def _llama_attention_byte_share(context: int, batch: int = 1) -> float:
 @fact
 def llama_8b_decode_attention_byte_share() -> Pct:
     """Attention's share of the bytes a batch-1 Llama 3.1 8B decode step moves at 4,096 tokens: the KV cache read
-    (and the new token's K and V written) over that plus the weights, 2 bytes each (`roofline.decode`)."""
+    (and the new token's K and V written) over all the step's bytes, weights and activations included, 2 bytes
+    each (`roofline.decode`, the chapter's byte convention)."""
     return Pct(_llama_attention_byte_share(DECODE_CONTEXT))
 
 
@@ -636,7 +637,7 @@ LEAVES = (
     Leaf("Decode attention stays memory bound at any batch; flash-decoding adds parallelism, not intensity",
          "decode-attention-stays-memory-bound"),
     Leaf("Sliding window: N·w instead of N²", "sliding-window-attention"),
-    Leaf("State-space layers: fixed-size state, linear time; a hybrid's few attention layers still cost N²",
+    Leaf("State-space layers: fixed-size state, linear time; a hybrid's few attention layers still cost N² in prefill",
          "state-space-models-and-hybrids"),
 )
 
@@ -671,5 +672,5 @@ CARDS = (
          keep a few attention layers among many state-space layers; those layers' prefill work still grows as
          `N²` and their KV cache as `N`, so at long context a hybrid's memory and FLOPs shrink roughly to the
          attention layers' share of its sequence-mixing layers
-         ({{ fact: attention.nemotron_nano_attention_share }} for Nemotron 3 Nano), not to a linear cost."""),
+         ({{ fact: attention.nemotron_nano_attention_share }} in the page's worked example), not to a linear cost."""),
 )

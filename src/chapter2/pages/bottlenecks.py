@@ -5,6 +5,10 @@ The hardware numbers come from the GPU catalog (`data/gpus.json`, through
 H100 SXM (`chapter2.roofline` over its shipped config.json); attention is the
 book's one-head example, N = 4096, d = 128, FP16; the image worked example is
 one denoiser pass of each costed diffusion transformer (`chapter2.diffusion`).
+
+Bytes follow the chapter's one convention, stated on the page (#byte-convention) and defined in
+`chapter2.roofline`: weights read once, KV cache read or written once, activations (each block's input
+and output hidden states, and the output) read or written once per pass.
 """
 
 from __future__ import annotations
@@ -74,15 +78,30 @@ def h100_ops_per_byte_one_decimal() -> Num:
     return Num(_gpu().ops_per_byte("fp16"), 4)
 
 
+def _source_label(url: str) -> str:
+    """A short name for a vendor source: a PDF is a datasheet, a whitepaper says so, the rest are product pages."""
+    if "whitepaper" in url:
+        return "whitepaper"
+    return "datasheet (PDF)" if url.endswith(".pdf") else "product page"
+
+
+def _sources(g: hardware.GPU) -> Text:
+    """Links to the documents a GPU's memory, bandwidth and dense peaks were read from, each once."""
+    urls = dict.fromkeys(url for key, url in g.sources.items() if not key.startswith("sparse_"))
+    return Text(", ".join(f"[{_source_label(u)}]({u})" for u in urls))
+
+
 @fact
 def gpu_ops_per_byte_table() -> Table:
-    """Every catalog GPU: memory, bandwidth, and dense TFLOP/s and ops:byte in FP16 and FP8 (n/a without FP8).
+    """Every catalog GPU: memory, bandwidth, dense TFLOP/s and ops:byte in FP16 and FP8 (n/a without FP8), and
+    links to the vendor documents the figures were read from.
 
-    Figures from `data/gpus.json` (each with its datasheet URL); ratios = dense peak FLOP/s / bandwidth.
+    Figures from `data/gpus.json` (each with its source URL); ratios = dense peak FLOP/s / bandwidth.
     """
     header = ["GPU", "Memory (GB)", "Bandwidth (TB/s)"]
     for d in TABLE_DTYPES:
         header += [f"Dense {d.upper()} TFLOP/s", f"{d.upper()} ops:byte"]
+    header.append("Sources")
     rows = []
     for g in hardware.GPUS.values():
         cells: list = [Text(g.name), _datasheet(g.memory_gb), _datasheet(g.bandwidth_tb_s)]
@@ -91,8 +110,36 @@ def gpu_ops_per_byte_table() -> Table:
                 cells += [_datasheet(g.tflops(d)), _ops_per_byte(g.ops_per_byte(d))]
             else:
                 cells += [Text("n/a"), Text("n/a")]
+        cells.append(_sources(g))
         rows.append(tuple(cells))
-    return Table(tuple(header), tuple(rows))
+    return Table(tuple(header), tuple(rows), align="lrrrrrrl")
+
+
+@fact
+def b200_bandwidth_tb_s() -> Num:
+    """B200 HBM3e bandwidth per GPU in the catalog: 7.7 TB/s, the HGX B200 column of NVIDIA's Blackwell datasheet,
+    the same document as its memory and FLOP/s (gpus.json)."""
+    return _datasheet(_gpu("B200").bandwidth_tb_s)
+
+
+@fact
+def b200_dgx_bandwidth_tb_s() -> Num:
+    """What NVIDIA's DGX B200 page implies per GPU, 64 TB/s over 8 GPUs = 8 TB/s (gpus.json `other_figures`,
+    kept for comparison, not used)."""
+    return _datasheet(_gpu("B200").other_figures["bandwidth_tb_s"][0])
+
+
+@fact
+def b200_dgx_ops_per_byte() -> Num:
+    """The B200's FP16 ops:byte if the DGX page's 8 TB/s were paired with the datasheet's 2,250 dense TFLOP/s."""
+    g = _gpu("B200")
+    return _ops_per_byte(g.peak_flops("fp16") / (g.other_figures["bandwidth_tb_s"][0] * hardware.TERA))
+
+
+@fact
+def b200_ops_per_byte() -> Num:
+    """The B200's FP16 ops:byte in the catalog: 2,250 dense TFLOP/s over 7.7 TB/s, both from the one datasheet."""
+    return _ops_per_byte(_gpu("B200").ops_per_byte("fp16"))
 
 
 @fact
@@ -149,8 +196,39 @@ def llama_8b_matvec_intensity() -> Num:
     return Num(roofline.matvec_intensity(h, h, "fp16"))
 
 
-def _prefill() -> roofline.PhaseEstimate:
-    return roofline.prefill(LLM, PROMPT_TOKENS, gpu=GPU, dtype="fp16")
+# -- the byte convention, on Llama 3.1 8B's weights
+
+
+def _llama_params():
+    return load_config(LLM).params()
+
+
+@fact
+def llama_8b_weight_bytes_held() -> SI:
+    """Bytes that hold all 8,030,261,248 of Llama 3.1 8B's parameters in FP16/BF16 (2 bytes each, decimal GB):
+    what must sit in GPU memory (the 16.1 GB of section 2.2)."""
+    return Bytes(load_config(LLM).weights_bytes("fp16"), 4)
+
+
+@fact
+def llama_8b_weight_bytes_read() -> SI:
+    """Bytes of weights one Llama 3.1 8B forward pass reads in FP16: every parameter but the untied input
+    embedding, which is a row lookup (`PhaseEstimate.weight_bytes`)."""
+    return Bytes(_decode().weight_bytes, 4)
+
+
+@fact
+def llama_8b_embedding_bytes() -> SI:
+    """The input embedding table of Llama 3.1 8B in FP16 (vocab x hidden x 2 bytes): held in memory, but a
+    pass reads only the rows of its tokens."""
+    return Bytes(_llama_params().embedding * DTYPE_BYTES["fp16"], 4)
+
+
+# -- prefill and decode of the worked example
+
+
+def _prefill(logits: str = "last", prompt: int = PROMPT_TOKENS) -> roofline.PhaseEstimate:
+    return roofline.prefill(LLM, prompt, gpu=GPU, dtype="fp16", logits=logits)
 
 
 def _decode(batch: int = 1) -> roofline.PhaseEstimate:
@@ -165,14 +243,19 @@ def _milliseconds(seconds: float) -> Num:
     return Num(seconds * 1e3, 3, "ms")
 
 
+def _decode_label(batch: int) -> str:
+    return f"Decode step, batch {batch}, {CONTEXT:,}-token context"
+
+
 @fact
 def llama_8b_phase_table() -> Table:
-    """Llama 3.1 8B on one H100 in FP16: prefill of 4,096 tokens, and one decode step at a 4,096-token
-    context for batch 1 and batch 64. FLOPs, bytes, intensity, bound and lower-bound time (`roofline`)."""
+    """Llama 3.1 8B on one H100 in FP16: prefill of a 4,096-token prompt (logits for the last position only),
+    and one decode step at a 4,096-token context for batch 1 and batch 64. FLOPs, bytes (weights + KV cache +
+    activations), intensity, bound and lower-bound time (`roofline`)."""
     phases = (
-        (f"Prefill, {PROMPT_TOKENS:,} tokens (TTFT)", _prefill()),
-        (f"Decode step, batch {_decode().batch} (TPOT)", _decode()),
-        (f"Decode step, batch {BIG_BATCH}", _decode(BIG_BATCH)),
+        (f"Prefill, {PROMPT_TOKENS:,}-token prompt (TTFT)", _prefill()),
+        (f"{_decode_label(1)} (TPOT)", _decode()),
+        (_decode_label(BIG_BATCH), _decode(BIG_BATCH)),
     )
     rows = tuple((Text(name), SI(e.flops, "FLOP"), Bytes(e.bytes), _intensity(e), Text(e.bound), _milliseconds(e.time))
                  for name, e in phases)
@@ -187,6 +270,55 @@ def llama_8b_prefill_intensity() -> Num:
 
 
 @fact
+def llama_8b_prefill_activation_share() -> Pct:
+    """Share of the 4,096-token prefill's bytes that are activations: every block's input and output hidden
+    states (2 x 32 x 4,096 x 4,096 numbers) and the last position's logits, 2 bytes each."""
+    e = _prefill()
+    return Pct(e.activation_bytes / e.bytes)
+
+
+@fact
+def q_proj_prefill_intensity() -> Num:
+    """Section 2.1's number: one 4,096 x 4,096 projection of Llama 3.1 8B (its q_proj) over 4,096 tokens in FP16,
+    counting its input, weight and output: 2mkn / 2(mk + kn + mn) = 4096 / 3 (`roofline.matmul_intensity`)."""
+    c = load_config(LLM)
+    return Num(roofline.matmul_intensity(PROMPT_TOKENS, c.hidden_size, c.num_attention_heads * c.head_dim, "fp16"))
+
+
+@fact
+def llama_8b_all_logits_extra_flops() -> SI:
+    """FLOPs the 4,096-token prefill would add if it computed logits at every position (scoring a prompt)
+    instead of the last one only: 4,095 more LM-head products of 2 x vocab x hidden."""
+    return SI(_prefill("all").flops - _prefill().flops, "FLOP")
+
+
+@fact
+def llama_8b_all_logits_extra_share() -> Pct:
+    """The same extra FLOPs as a share of the last-position prefill's FLOPs."""
+    return Pct(_prefill("all").flops / _prefill().flops - 1)
+
+
+@fact
+def llama_8b_all_logits_extra_bytes() -> SI:
+    """Bytes of logits a prefill that scores all 4,096 positions writes beyond the last position's: 4,095 x vocab
+    x 2 bytes (activations in the byte convention)."""
+    return Bytes(_prefill("all").activation_bytes - _prefill().activation_bytes)
+
+
+@fact
+def llama_8b_prefill_crossover_tokens() -> Int:
+    """Shortest prompt whose Llama 3.1 8B prefill is compute bound on an H100 in FP16 (intensity ≥ 295.3), one
+    prompt per pass, logits for the last position (`roofline.prefill_critical_tokens`)."""
+    return Int(roofline.prefill_critical_tokens(LLM, gpu=GPU, dtype="fp16"))
+
+
+@fact
+def llama_8b_weight_read_ms() -> Num:
+    """Time to read Llama 3.1 8B's FP16 weights once at 3.35 TB/s: the floor under any prefill or decode step."""
+    return _milliseconds(_decode().weight_bytes / _gpu().bandwidth)
+
+
+@fact
 def llama_8b_decode_intensity() -> Num:
     """Ops per byte of one Llama 3.1 8B decode step, batch 1, context 4,096, FP16: about 1."""
     return _intensity(_decode())
@@ -194,14 +326,74 @@ def llama_8b_decode_intensity() -> Num:
 
 @fact
 def llama_8b_decode_tokens_per_s() -> Num:
-    """Upper bound on one sequence's decode speed on an H100: 1 / lower-bound time per step."""
+    """Upper bound on one sequence's decode speed on an H100 at a 4,096-token context: 1 / lower-bound time per step."""
     return Num(1 / _decode().time)
 
 
 @fact
 def llama_8b_decode_bytes() -> SI:
-    """Bytes one Llama 3.1 8B decode step reads and writes (weights + 4,096-token KV cache), FP16."""
+    """Bytes one Llama 3.1 8B decode step moves (batch 1, 4,096-token context, FP16): weights + KV cache +
+    activations."""
     return Bytes(_decode().bytes)
+
+
+@fact
+def llama_8b_decode_kv_bytes() -> SI:
+    """KV cache bytes of one sequence at a 4,096-token context in FP16: 4,096 x 131,072 bytes."""
+    return Bytes(_decode().kv_bytes)
+
+
+@fact
+def llama_8b_decode_activation_bytes() -> SI:
+    """Activation bytes of one decode step for one sequence: 2 x 32 blocks x 4,096 hidden + 128,256 logits, 2 bytes
+    each."""
+    return Bytes(_decode().activation_bytes)
+
+
+@fact
+def llama_8b_decode_parts_table() -> Table:
+    """One Llama 3.1 8B decode step at a 4,096-token context in FP16, by part (`PhaseEstimate.parts`): FLOPs and
+    bytes of batch 1, each part's share of the FLOPs (the same at any batch) and of the bytes at batch 1 and 64."""
+    one, big = _decode(), _decode(BIG_BATCH)
+    names = {"weights": "Weights (matmuls)", "KV cache": "KV cache (attention)", "activations": "Activations"}
+    rows = []
+    for p1, pb in zip(one.parts, big.parts, strict=True):
+        rows.append((Text(names[p1.name]), SI(p1.flops, "FLOP"), Pct(p1.flops / one.flops), Bytes(p1.bytes),
+                     Pct(p1.bytes / one.bytes), Pct(pb.bytes / big.bytes)))
+    rows.append((Text("**Total**"), SI(one.flops, "FLOP"), Pct(1.0), Bytes(one.bytes), Pct(1.0), Pct(1.0)))
+    return Table(("Part", "FLOPs, batch 1", "Share of FLOPs (any batch)", "Bytes, batch 1", "Share of bytes, batch 1",
+                  f"Share of bytes, batch {BIG_BATCH}"), tuple(rows), align="lrrrrr")
+
+
+@fact
+def llama_8b_decode_attention_flop_share() -> Pct:
+    """Attention's share (its products over the KV cache) of a Llama 3.1 8B decode step's FLOPs, 4,096-token
+    context: the same at any batch."""
+    return Pct(_decode().attention_flop_share)
+
+
+@fact
+def llama_8b_decode_attention_byte_share() -> Pct:
+    """Attention's share (the KV cache) of the bytes of a batch-1 Llama 3.1 8B decode step at 4,096 tokens."""
+    return Pct(_decode().attention_byte_share)
+
+
+@fact
+def llama_8b_decode_attention_byte_share_batched() -> Pct:
+    """Attention's share of the bytes of a Llama 3.1 8B decode step for 64 sequences of 4,096 tokens."""
+    return Pct(_decode(BIG_BATCH).attention_byte_share)
+
+
+@fact
+def big_batch() -> Int:
+    """The batch of the worked example's batched decode step."""
+    return Int(BIG_BATCH)
+
+
+@fact
+def decode_context() -> Int:
+    """The context length of every decode step of the worked example (and the calculators' default)."""
+    return Int(CONTEXT)
 
 
 def _attention() -> roofline.AttentionCost:
@@ -266,7 +458,7 @@ def llama_8b_gqa_group() -> Int:
 
 @fact
 def llama_8b_decode_step_ridge_crossing() -> Text:
-    """Whether and where a whole Llama 3.1 8B decode step (KV reads included) at a 4,096-token context
+    """Whether and where a whole Llama 3.1 8B decode step (KV cache and activations included) at a 4,096-token context
     crosses the H100's ridge as the batch grows (`roofline.decode_critical_batch`, part "step")."""
     batch = roofline.decode_critical_batch(LLM, CONTEXT, gpu=GPU, dtype="fp16")
     return Text("never crosses the ridge" if batch is None else f"crosses the ridge only at a batch of {batch:,}")
@@ -292,19 +484,20 @@ def qwen_image_over_qwen3_235b_params() -> Num:
 @fact
 def denoiser_pass_table() -> Table:
     """One denoiser pass of each costed diffusion transformer at its default size, BF16 on an H100:
-    latent tokens, FLOPs, attention's share of them, intensity and bound (`diffusion.denoiser_pass`)."""
+    latent tokens, FLOPs, attention's share of them, bytes (weights + activations, the byte convention) and the
+    activations' share of them, intensity and bound (`diffusion.denoiser_pass`)."""
     rows = []
     for name in IMAGE_MODELS:
         p = diffusion.denoiser_pass(name)
-        rows.append((Text(name), Int(p.tokens), SI(p.flops, "FLOP"), Pct(p.attention_share), Num(p.intensity),
-                     Text(roofline.bound(p.intensity, GPU, "bf16"))))
-    return Table(("Model", "Latent tokens", "FLOPs per pass", "Attention share", "Intensity", "Bound"), tuple(rows),
-                 align="lrrrrl")
+        rows.append((Text(name), Int(p.tokens), SI(p.flops, "FLOP"), Pct(p.attention_share), Bytes(p.bytes),
+                     Pct(p.activation_bytes / p.bytes), Num(p.intensity), Text(roofline.bound(p.intensity, GPU, "bf16"))))
+    return Table(("Model", "Latent tokens", "FLOPs per pass", "Attention share of FLOPs", "Bytes per pass",
+                  "Activations share of bytes", "Intensity", "Bound"), tuple(rows), align="lrrrrrrl")
 
 
 @fact
 def qwen_image_pass_intensity() -> Num:
-    """Ops per byte of one Qwen-Image denoiser pass (BF16, 1328 x 1328): its latent token count."""
+    """Ops per byte of one Qwen-Image denoiser pass (BF16, 1328 x 1328): just under its latent token count, 6,889."""
     return Num(diffusion.denoiser_pass("Qwen-Image").intensity)
 
 
@@ -317,7 +510,9 @@ def denoiser_min_intensity_over_ridge() -> Num:
 
 LEAVES = (
     Leaf("Ops:byte of the GPU vs arithmetic intensity", "241-opsbyte-and-arithmetic-intensity"),
-    Leaf("Prefill is compute bound, decode memory bound", "242-llm-bottlenecks"),
+    Leaf("Prefill is compute bound (from about {{ fact: bottlenecks.llama_8b_prefill_crossover_tokens }} tokens "
+         "on an H100), decode memory bound", "242-llm-bottlenecks"),
+    Leaf("Image and video passes are compute bound, like prefill", "243-image-bottlenecks"),
 )
 
 CARDS = (
@@ -330,8 +525,22 @@ CARDS = (
          "Which phase of LLM inference is compute bound and which memory bound?",
          """Prefill is compute bound: Llama 3.1 8B on a 4,096-token prompt does
          {{ fact: bottlenecks.llama_8b_prefill_intensity }} operations per byte. Decode is memory bound: one
-         token at a time does {{ fact: bottlenecks.llama_8b_decode_intensity }}, so an H100 decodes one
-         sequence at no more than {{ fact: bottlenecks.llama_8b_decode_tokens_per_s }} tokens per second."""),
+         sequence at a 4,096-token context does {{ fact: bottlenecks.llama_8b_decode_intensity }} per step, so
+         an H100 decodes it at no more than {{ fact: bottlenecks.llama_8b_decode_tokens_per_s }} tokens per
+         second."""),
+    Card("bn-prefill-crossover", "242-llm-bottlenecks",
+         "Is every prefill compute bound?",
+         """No: only once the tokens processed together pass roughly the GPU's ops:byte ratio. Llama 3.1 8B's
+         prefill on an H100 in FP16 crosses the ridge at a prompt of
+         {{ fact: bottlenecks.llama_8b_prefill_crossover_tokens }} tokens; a shorter one is memory bound and
+         takes about the {{ fact: bottlenecks.llama_8b_weight_read_ms }} it takes to read the weights."""),
+    Card("bn-decode-shares", "242-llm-bottlenecks",
+         "How much of a decode step is attention?",
+         """Depends on what you count. For Llama 3.1 8B at a 4,096-token context attention is
+         {{ fact: bottlenecks.llama_8b_decode_attention_flop_share }} of the FLOPs but only
+         {{ fact: bottlenecks.llama_8b_decode_attention_byte_share }} of the bytes for one sequence. Decode is
+         memory bound, so the bytes set the time; with {{ fact: bottlenecks.big_batch }} sequences the KV cache
+         is {{ fact: bottlenecks.llama_8b_decode_attention_byte_share_batched }} of them."""),
     Card("bn-attention-62", "242-llm-bottlenecks",
          "What is the arithmetic intensity of standard attention at N = 4096, d = 128 in FP16?",
          """`4N²d + 3N²` operations over `8N² + 8Nd` bytes: {{ fact: bottlenecks.attention_intensity }}

@@ -3,8 +3,12 @@
 The model sizes, defaults and latent shapes come from the presets in
 `chapter2.diffusion.MODELS` (each cites its paper, model card or config); the
 step counts the chapter gives as rules of thumb from `diffusion.TYPICAL_STEPS`,
-`FEW_STEP_MAX_STEPS` and `FEW_STEP_SPEEDUP`. Times are `diffusion.pipeline_cost`
-lower bounds at the peak throughput of the GPU below (BF16).
+`FEW_STEP_MAX_STEPS` and `FEW_STEP_SPEEDUP`; what each denoiser predicts from
+`DiffusionModel.objective`; published parameter counts of other image and video
+models from `diffusion.PUBLISHED_SIZES`. Times are `diffusion.pipeline_cost`
+lower bounds at the peak throughput of the GPU below (BF16); bytes count the
+weights only, as `chapter2.roofline` counts LLM passes (no activations, and a
+denoiser keeps no KV cache).
 """
 
 from __future__ import annotations
@@ -150,15 +154,28 @@ def qwen_image_example_text_encoder_time() -> Num:
 
 @fact
 def qwen_image_weight_bytes() -> SI:
-    """Bytes one Qwen-Image denoiser pass reads: its 20B weights in BF16. As in `chapter2.roofline` for LLM
-    passes, bytes are the weights plus the KV cache (a denoiser keeps none); activations are not counted."""
-    return Bytes(diffusion.denoiser_pass(QWEN, dtype="bf16").bytes)
+    """Bytes of weights one Qwen-Image denoiser pass reads once: its 20B parameters in BF16."""
+    return Bytes(_qwen_example().per_pass.weight_bytes)
 
 
 @fact
-def qwen_image_example_weight_read_time() -> Num:
-    """Time to read Qwen-Image's weights once at the H100's bandwidth: the memory side of one pass, far below
-    its compute time (`qwen_image_example_pass_time`), so the pass is compute bound."""
+def qwen_image_example_activation_bytes() -> SI:
+    """Activation bytes of one Qwen-Image pass at the example size, under `chapter2.roofline`'s convention:
+    every block's input and output hidden states (2·layers·tokens·width) and the predicted latent
+    (tokens·channels·patch), each moved once, in BF16 (`PassCost.activation_bytes`)."""
+    return Bytes(_qwen_example().per_pass.activation_bytes)
+
+
+@fact
+def qwen_image_example_pass_bytes() -> SI:
+    """All the bytes one Qwen-Image pass at the example size moves: weights + activations (no KV cache)."""
+    return Bytes(_qwen_example().per_pass.bytes)
+
+
+@fact
+def qwen_image_example_memory_time() -> Num:
+    """Time to move one pass's bytes at the H100's bandwidth: the memory side of one pass, far below its
+    compute time (`qwen_image_example_pass_time`), so the pass is compute bound."""
     p = _qwen_example().per_pass
     return _duration(p.bytes / get_gpu(GPU).bandwidth)
 
@@ -201,7 +218,7 @@ def latent_table() -> Table:
         w, h = m.default_size
         t = diffusion.latent_frames(m.default_frames, m.vae_temporal)
         lh, lw = h // m.vae_spatial, w // m.vae_spatial
-        output = f"{w}x{h}" + (f", {m.default_frames} frames" if m.kind == "video" else "")
+        output = f"{w} × {h}" + (f", {m.default_frames} frames" if m.kind == "video" else "")
         tokens = Int(m.tokens()) if m.architecture != "UNet" else Text("n/a (UNet)")
         rows.append((Text(m.name), Text(output), Int(3 * w * h * m.default_frames),
                      Text(f"({m.latent_channels}, {t}, {lh}, {lw})"), Int(m.latent_channels * t * lh * lw), tokens))
