@@ -96,7 +96,8 @@ def test_every_card_renders_with_all_sections_present():
 
 def test_cards_are_buttons_controlling_labelled_regions():
     out = _render(EXISTING)
-    buttons = re.findall(r'<button type="button" class="c2-recall__toggle" id="([\w-]+)" aria-expanded="false"\s+aria-controls="([\w-]+)">', out)
+    toggle = r'<button type="button" class="c2-recall__toggle" id="([\w-]+)" aria-expanded="false"\s+aria-controls="([\w-]+)">'
+    buttons = re.findall(toggle, out)
     assert len(buttons) == len(re.findall(r"data-recall-card=", out)) > 0
     for q, a in buttons:
         region = re.search(rf'<div class="c2-recall__a" id="{a}" role="region" aria-labelledby="{q}" hidden markdown>', out)
