@@ -1,15 +1,36 @@
 /* chapter2 in-browser runtime: the page side.
  *
  * Public contract (for tests and for anyone embedding the runtime):
- *   window.chapter2.ready        Promise, resolved once Python, numpy and chapter2 are loaded
- *                                (reading it starts the runtime if it has not started yet)
+ *   window.chapter2.ready        Promise, resolved once Python, numpy and chapter2 are loaded in the worker
+ *                                that runs code (reading it starts that worker if it has not started yet)
  *   window.chapter2.run(code)    Promise of the JSON value of the last expression of `code`;
- *                                rejects with the Python error (or a timeout) as an Error
- *   window.chapter2.timeoutMs    time limit per request; past it the worker is stopped and a fresh one starts
+ *   window.chapter2.exec(code)   Promise of {stdout, error} of `code` run as a script (what snippets use);
+ *                                both reject with an Error whose name says what happened: PythonError (an
+ *                                exception), TimeoutError, OutOfMemoryError, CrashError, DownloadError, StoppedError
+ *   window.chapter2.calc(name, inputs)   a calculator's result, computed in the calculators' own worker
+ *   window.chapter2.timeoutMs    time limit of one request, counted from the moment its Python starts
+ *                                (never while it waits behind another); past it the worker is stopped
+ *                                and a fresh one starts. Also: bootStallMs (a boot with no progress for
+ *                                that long is a crash), crashLimit within crashWindowMs (then it stops
+ *                                restarting), clock (setTimeout/clearTimeout/now, replaceable by tests).
+ *   window.chapter2.lanes.calc / .code   the two workers: state, detail, onState(fn), start(), retry(), restart()
  *
- * Calculators: [data-calculator="NAME"] with named inputs and [data-output="KEY"] results;
- * snippets: [data-snippet="NAME"] with Run / Edit / Reset. Python starts lazily, on the first
- * interaction with a calculator or snippet (pointer, focus or key), never on plain page load.
+ * Two workers ("lanes"), each with its own Pyodide: calculators run in one, snippets and run()/exec()
+ * in the other, so code a reader types can never change what a calculator shows, and a long snippet
+ * never delays a calculator. Each starts lazily, on the first sign of interest in a calculator or a
+ * snippet (pointer, focus, touch or key), never on plain page load.
+ *
+ * Lane state machine (gen = generation of the current worker; every handler and timer carries the
+ * gen it was made for and does nothing once it is stale):
+ *   idle -> loading        start(): spawn a worker (gen+1), send init, arm the stall timer
+ *   loading -> ready       "ready" from the worker; queued requests are sent, one at a time
+ *   loading -> failed      a download failed (offline, blocked, wrong hash): no automatic retry, a button
+ *   any -> (restart)       a request's time limit, or it ran out of memory: that request fails, the worker
+ *                          is replaced at once, requests still queued move to the new worker (once)
+ *   any -> (crash)         the worker died, Pyodide failed fatally, or a boot stalled: the running request
+ *                          fails, the worker is replaced after a backoff (0 s, then 1 s, 2 s, ...)
+ *   (crash) -> stopped     the crashLimit-th crash within crashWindowMs: everything queued fails; a button
+ *   failed/stopped -> loading   retry() (the button)
  */
 (function () {
   "use strict";
@@ -18,125 +39,318 @@
   const siteRoot = new URL("../../", script.src);  // this file lives at assets/chapter2/runtime.js
   const abs = (path) => new URL(path, siteRoot).href;
 
-  let worker = null;
-  let booting = null;
+  function error(name, message, extra) {
+    const err = new Error(message);
+    err.name = name;
+    return Object.assign(err, extra || {});
+  }
+
+  const seconds = (ms) => `${(ms / 1000).toFixed(ms % 1000 ? 1 : 0)} s`;
+  const OOM_TEXT = "this run needed more memory than the browser allows";
+
+  function workerConfig(packages, imports) {
+    const files = {};
+    for (const [name, f] of Object.entries(cfg.files)) files[name] = { ...f, url: abs(f.url) };
+    return { base: abs(cfg.base), files, core: cfg.core, packages: cfg.packages, onDemand: cfg.onDemand,
+             lanePackages: packages, imports };
+  }
+
   let nextId = 1;
-  const pending = new Map();
-  const listeners = new Set();
-  let state = "idle";  // idle | loading | ready | failed
+  const globalListeners = new Set();
 
-  function setState(s, detail) {
-    state = s;
-    listeners.forEach((fn) => fn(s, detail));
-  }
+  class Lane {
+    constructor(name, packages, imports) {
+      this.name = name;
+      this.packages = packages;
+      this.imports = imports;
+      this.state = "idle";  // idle | loading | ready | failed | stopped
+      this.detail = {};
+      this.gen = 0;
+      this.worker = null;
+      this.queue = [];
+      this.current = null;
+      this.crashes = [];
+      this.waiters = [];
+      this.listeners = new Set();
+      this.stallTimer = null;
+      this.backoffTimer = null;
+      this.versions = null;
+      this.timings = null;
+      this.total = [cfg.core.loader, cfg.core.asm, cfg.core.wasm, cfg.core.stdlib, cfg.core.lock,
+        ...packages.map((p) => cfg.packages[p])].reduce((s, n) => s + ((cfg.files[n] || {}).size || 0), 0);
+    }
 
-  function workerConfig() {
-    const c = { packages: cfg.packages, lockFileURL: cfg.lockFileURL ? abs(cfg.lockFileURL) : null };
-    c.indexURL = /^https?:/.test(cfg.indexURL) ? cfg.indexURL : abs(cfg.indexURL);
-    if (cfg.mode === "cdn") { c.extraWheels = [abs(cfg.wheel)]; c.integrity = cfg.integrity; }
-    return c;
-  }
+    set(state, detail) {
+      this.state = state;
+      this.detail = detail || {};
+      for (const fn of [...this.listeners]) fn(state, this.detail, this);
+      for (const fn of [...globalListeners]) fn(state, this.detail, this);
+    }
 
-  function spawn() {
-    worker = new Worker(abs("assets/chapter2/worker.js"));
-    worker.onmessage = (event) => {
-      const msg = event.data;
-      const entry = pending.get(msg.id);
-      if (!entry) return;
-      pending.delete(msg.id);
-      clearTimeout(entry.timer);
-      if (msg.ok) entry.resolve(msg.value);
-      else {
-        const err = new Error(msg.error);
-        err.name = "PythonError";
-        err.traceback = msg.traceback;
-        entry.reject(err);
+    onState(fn) { this.listeners.add(fn); fn(this.state, this.detail, this); return () => this.listeners.delete(fn); }
+
+    // ---------------------------------------------------------------- boot
+
+    start() {
+      if (this.state === "ready") return Promise.resolve(this.versions);
+      if (this.state === "stopped") return Promise.reject(this.detail.error);
+      const p = new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+      if (this.state === "idle" || this.state === "failed") this.spawn();
+      return p;
+    }
+
+    spawn() {
+      this.kill();
+      const gen = ++this.gen;
+      this.spawnedAt = performance.now();
+      this.set("loading", { phase: "download", step: "runtime", loaded: 0, total: this.total });
+      const w = new Worker(abs("assets/chapter2/worker.js"));
+      this.worker = w;
+      w.onmessage = (event) => { if (gen === this.gen) this.receive(event.data || {}); };
+      w.onerror = (event) => {
+        if (event && event.preventDefault) event.preventDefault();
+        if (gen === this.gen) this.crash(`the Python worker crashed: ${(event && event.message) || "unknown error"}`);
+      };
+      w.postMessage({ kind: "init", config: { ...workerConfig(this.packages, this.imports), gen } });
+      this.armStall();
+    }
+
+    armStall() {
+      const gen = this.gen;
+      api.clock.clearTimeout(this.stallTimer);
+      this.stallTimer = api.clock.setTimeout(() => {
+        if (gen === this.gen && this.state === "loading") this.crash(`starting Python made no progress for ${seconds(api.bootStallMs)}`);
+      }, api.bootStallMs);
+    }
+
+    kill() {
+      api.clock.clearTimeout(this.stallTimer);
+      api.clock.clearTimeout(this.backoffTimer);
+      if (this.current) api.clock.clearTimeout(this.current.timer);
+      if (this.worker) this.worker.terminate();
+      this.worker = null;
+      this.gen++;  // whatever the old worker or its timers still do is now stale
+    }
+
+    settle(ok, value) {
+      for (const w of this.waiters.splice(0)) ok ? w.resolve(value) : w.reject(value);
+    }
+
+    receive(msg) {
+      if (msg.gen !== undefined && msg.gen !== this.gen) return;
+      const req = this.current && this.current.id === msg.id ? this.current : null;
+      switch (msg.kind) {
+        case "progress":
+          if (this.state === "loading") { this.armStall(); this.set("loading", msg); }
+          else if (req) this.set(this.state, { ...msg, request: true });
+          return;
+        case "ready":
+          if (this.state !== "loading") return;
+          api.clock.clearTimeout(this.stallTimer);
+          this.versions = msg.versions;
+          this.timings = { ...msg.timings, page: Math.round(performance.now() - this.spawnedAt) };
+          this.set("ready", { versions: msg.versions, timings: this.timings });
+          this.settle(true, msg.versions);
+          this.pump();
+          return;
+        case "boot-failed":
+          if (msg.download) this.fail(error("DownloadError", msg.error));
+          else this.crash(`Python could not start: ${msg.error}`, msg.oom);
+          return;
+        case "started":
+          if (req) this.startClock(req);
+          return;
+        case "paused":  // waiting for on-demand data: a download, not the request's own run time
+          if (req) api.clock.clearTimeout(req.timer);
+          return;
+        case "done":
+          if (req) this.finish(req, msg);
+          return;
+        default:
       }
-    };
-    worker.onerror = (event) => {
-      event.preventDefault();
-      failAll(new Error("the Python worker crashed: " + (event.message || "unknown error")));
-      restart();
-    };
-  }
+    }
 
-  function failAll(err) {
-    for (const [id, entry] of pending) {
-      clearTimeout(entry.timer);
-      entry.reject(err);
-      pending.delete(id);
+    fail(err) {
+      this.kill();
+      this.set("failed", { error: err });
+      for (const r of this.queue.splice(0)) r.reject(err);
+      this.settle(false, err);
+    }
+
+    crash(reason, oom) {
+      const now = api.clock.now();
+      this.crashes = this.crashes.filter((t) => now - t < api.crashWindowMs);
+      this.crashes.push(now);
+      const err = oom ? error("OutOfMemoryError", `${OOM_TEXT} (${reason})`) : error("CrashError", reason);
+      const running = this.current;
+      this.current = null;
+      if (running) api.clock.clearTimeout(running.timer);
+      this.kill();
+      if (running) running.reject(err);  // it was running when the worker died
+      if (this.crashes.length >= api.crashLimit) {
+        const stopped = error("StoppedError", `Python stopped after ${this.crashes.length} crashes within ` +
+          `${seconds(api.crashWindowMs)}; last: ${reason}`, { cause: err });
+        this.set("stopped", { error: stopped, crashes: this.crashes.length });
+        for (const r of this.queue.splice(0)) r.reject(stopped);
+        this.settle(false, stopped);
+        return;
+      }
+      this.requeue();
+      const delay = this.crashes.length <= 1 ? 0 : Math.min(1000 * 2 ** (this.crashes.length - 2), 8000);
+      const gen = this.gen;
+      this.set("loading", { phase: "restart", error: err, delayMs: delay, loaded: 0, total: this.total });
+      this.backoffTimer = api.clock.setTimeout(() => { if (gen === this.gen) this.spawn(); }, delay);
+    }
+
+    /** Replace the worker now (after a time limit, or an out-of-memory run); not a crash. */
+    restart() {
+      const running = this.current;
+      this.current = null;
+      if (running) running.reject(error("CrashError", "the Python runtime was restarted"));
+      this.requeue();
+      this.spawn();
+      return this.start();
+    }
+
+    requeue() {
+      // queued requests were never sent to the old worker: they wait for the new one, at most once
+      const again = error("CrashError", "the Python runtime restarted twice while this waited; try again");
+      this.queue = this.queue.filter((r) => (r.requeued ? (r.reject(again), false) : (r.requeued = true)));
+    }
+
+    retry() {
+      if (this.state !== "failed" && this.state !== "stopped") return this.start();
+      this.crashes = [];
+      const p = new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+      this.spawn();
+      return p;
+    }
+
+    // ---------------------------------------------------------------- requests
+
+    request(msg, timeoutMs) {
+      return new Promise((resolve, reject) => {
+        if (this.state === "stopped" || this.state === "failed") { reject(this.detail.error); return; }
+        this.queue.push({ id: nextId++, msg, timeoutMs, resolve, reject, requeued: false, timer: null });
+        if (this.state === "idle") this.start().catch(() => {});
+        else this.pump();
+      });
+    }
+
+    pump() {
+      if (this.state !== "ready" || this.current || !this.queue.length) return;
+      const req = this.queue.shift();
+      this.current = req;
+      this.worker.postMessage({ ...req.msg, id: req.id });
+    }
+
+    startClock(req) {
+      const limit = req.timeoutMs === undefined ? api.timeoutMs : req.timeoutMs;
+      api.clock.clearTimeout(req.timer);
+      if (!limit) return;
+      const gen = this.gen;
+      req.timer = api.clock.setTimeout(() => {
+        if (gen !== this.gen || this.current !== req) return;
+        this.current = null;
+        req.reject(error("TimeoutError", `stopped after ${seconds(limit)} without finishing; the Python runtime was restarted`));
+        this.restart().catch(() => {});
+      }, limit);
+    }
+
+    finish(req, msg) {
+      api.clock.clearTimeout(req.timer);
+      this.current = null;
+      if (this.detail.request) this.detail = {};  // progress of on-demand data, now done
+      if (msg.ok) req.resolve(msg.value);
+      else if (msg.oom) {
+        req.reject(error("OutOfMemoryError", `${OOM_TEXT} (${msg.error}); Python was restarted with fresh memory`));
+        this.restart().catch(() => {});  // a fresh worker: grown wasm memory never shrinks
+        return;
+      } else if (msg.fatal) {
+        this.crash(`Python failed: ${msg.error}`);
+        req.reject(error("CrashError", `the Python runtime failed (${msg.error}) and was restarted`));
+        return;
+      } else if (msg.download) req.reject(error("DownloadError", msg.error));
+      else req.reject(error("PythonError", msg.error, { traceback: msg.traceback }));
+      this.pump();
     }
   }
 
-  function request(msg, timeoutMs) {
-    return new Promise((resolve, reject) => {
-      const id = nextId++;
-      const entry = { resolve, reject, timer: null };
-      if (timeoutMs) {
-        entry.timer = setTimeout(() => {
-          pending.delete(id);
-          const err = new Error(`stopped after ${(timeoutMs / 1000).toFixed(timeoutMs % 1000 ? 1 : 0)} s without finishing; the Python runtime was restarted`);
-          err.name = "TimeoutError";
-          reject(err);
-          restart();
-        }, timeoutMs);
-      }
-      pending.set(id, entry);
-      worker.postMessage({ ...msg, id });
-    });
-  }
+  const lanes = {
+    calc: new Lane("calc", cfg.lanes.calc, "import numpy, chapter2.calculators"),
+    code: new Lane("code", cfg.lanes.code, "import numpy, chapter2"),
+  };
 
-  function start() {
-    if (booting) return booting;
-    setState("loading");
-    spawn();
-    const t0 = performance.now();
-    booting = request({ kind: "init", config: workerConfig() }, 120000).then(
-      (versions) => {
-        setState("ready", { ms: performance.now() - t0, versions });
-        return versions;
-      },
-      (err) => {
-        setState("failed", { error: err });
-        booting = null;
-        if (worker) worker.terminate();
-        worker = null;
-        throw err;
-      });
-    return booting;
-  }
-
-  function restart() {
-    if (worker) worker.terminate();
-    worker = null;
-    failAll(new Error("the Python runtime was restarted"));
-    booting = null;
-    setState("idle");
-    return start();
-  }
-
-  async function call(msg, timeoutMs) {
-    await start();
-    return request(msg, timeoutMs === undefined ? api.timeoutMs : timeoutMs);
+  function overall() {
+    const states = [lanes.code.state, lanes.calc.state];
+    return ["loading", "stopped", "failed", "ready"].find((s) => states.includes(s)) || "idle";
   }
 
   const api = {
-    get ready() { return start().then(() => true); },
-    get state() { return state; },
+    get ready() { return lanes.code.start().then(() => true); },
+    get state() { return overall(); },
     timeoutMs: cfg.timeoutMs || 10000,
-    run: (code, opts = {}) => call({ kind: "run", code: String(code) }, opts.timeoutMs),
-    exec: (code, opts = {}) => call({ kind: "exec", code: String(code) }, opts.timeoutMs),
-    calc: (name, inputs, opts = {}) => call({ kind: "calc", name, inputs }, opts.timeoutMs),
-    onState: (fn) => { listeners.add(fn); fn(state); return () => listeners.delete(fn); },
-    restart,
+    bootStallMs: 60000,
+    crashLimit: 3,
+    crashWindowMs: 60000,
+    clock: {
+      setTimeout: (fn, ms) => window.setTimeout(fn, ms),
+      clearTimeout: (t) => window.clearTimeout(t),
+      now: () => Date.now(),
+    },
+    lanes,
+    run: (code, opts = {}) => lanes.code.request({ kind: "run", code: String(code) }, opts.timeoutMs),
+    exec: (code, opts = {}) => lanes.code.request({ kind: "exec", code: String(code) }, opts.timeoutMs),
+    calc: (name, inputs, opts = {}) => lanes.calc.request({ kind: "calc", name, inputs }, opts.timeoutMs),
+    onState: (fn) => { globalListeners.add(fn); return () => globalListeners.delete(fn); },
+    restart: () => lanes.code.restart(),
+    retry: () => Promise.all(Object.values(lanes).filter((l) => l.state === "failed" || l.state === "stopped").map((l) => l.retry())),
   };
   window.chapter2 = api;
 
-  // ------------------------------------------------------------ status text
-  function statusText(s, detail) {
-    if (s === "loading") return "Loading Python (Pyodide, numpy, chapter2)…";
-    if (s === "failed") return "Python could not start: " + (detail && detail.error ? detail.error.message : "unknown error");
-    return null;
+  // ------------------------------------------------------------ status: what is loading, how far, what failed
+
+  const STEPS = { runtime: "the Python runtime", numpy: "numpy", chapter2: "chapter2", "tiny model": "the tiny model", starting: "starting" };
+  const mb = (n) => (n / 1e6).toFixed(1);
+
+  /** Render a lane's state into `el` (a status line); returns true if it wrote something. */
+  function renderLane(el, lane, s, d) {
+    el.dataset.runtime = s;
+    if (s === "loading" || (d.request && d.phase)) {
+      let text;
+      if (d.phase === "restart") text = `${d.error ? d.error.message : "Python stopped"}. Starting a fresh Python runtime…`;
+      else if (d.phase === "download" || d.phase === "data") {
+        text = d.step === "starting" ? "Downloaded; starting Python…" : `Loading ${STEPS[d.step] || d.step}: ${mb(d.loaded)} of ${mb(d.total)} MB`;
+      } else if (d.phase === "install") text = "Installing numpy and chapter2…";
+      else if (d.phase === "import") text = "Importing chapter2…";
+      else text = "Loading Python…";
+      const label = document.createElement("span");
+      label.textContent = text;
+      const bar = document.createElement("progress");
+      bar.className = "c2-load__bar";
+      bar.max = d.total || 1;
+      bar.value = d.phase === "download" || d.phase === "data" ? Math.min(d.loaded || 0, d.total || 1) : (d.total || 1);
+      bar.setAttribute("aria-label", "Loading Python");
+      el.dataset.phase = d.phase || "";
+      el.dataset.step = d.step || "";
+      el.replaceChildren(label, " ", bar);
+      return true;
+    }
+    if (s === "failed" || s === "stopped") {
+      const label = document.createElement("span");
+      label.textContent = s === "failed"
+        ? `Python could not start: ${d.error ? d.error.message : "unknown error"}`
+        : `${d.error ? d.error.message : "Python stopped"}.`;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "md-button c2-load__retry";
+      button.dataset.action = "retry";
+      button.textContent = "Try again";
+      button.addEventListener("click", () => { lane.retry().catch(() => {}); });
+      el.replaceChildren(label, " ", button);
+      return true;
+    }
+    return false;
   }
 
   // ------------------------------------------------------------ calculators
@@ -173,6 +387,8 @@
     dd.replaceChildren(wrap);
   }
 
+  const WAIT_FOR_RUNTIME = new Set(["DownloadError", "StoppedError"]);
+
   function setupCalculator(root) {
     const name = root.dataset.calculator;
     const form = root.querySelector("form");
@@ -180,6 +396,7 @@
     const status = root.querySelector("[data-calc-status]");
     let inFlight = false;
     let dirty = false;
+    let waiting = false;  // the last recompute could not run: Python failed to start; redo it when it is back
 
     form.addEventListener("submit", (e) => e.preventDefault());
     for (const out of root.querySelectorAll("output[data-field-value]")) {
@@ -206,6 +423,7 @@
       if (inFlight) { dirty = true; return; }
       inFlight = true;
       dirty = false;
+      waiting = false;
       root.setAttribute("aria-busy", "true");
       const t0 = performance.now();
       try {
@@ -221,7 +439,8 @@
         status.textContent = `Computed in your browser by chapter2 (${Math.round(performance.now() - t0)} ms).`;
         root.dataset.computed = String((+root.dataset.computed || 0) + 1);
       } catch (err) {
-        showError(null, "Could not compute: " + err.message);
+        if (WAIT_FOR_RUNTIME.has(err.name)) waiting = true;  // the status line says why, with a button
+        else showError(null, "Could not compute: " + err.message);
       } finally {
         inFlight = false;
         root.removeAttribute("aria-busy");
@@ -231,9 +450,9 @@
 
     form.addEventListener("input", recompute);
     form.addEventListener("change", recompute);
-    api.onState((s, detail) => {
-      const text = statusText(s, detail);
-      if (text) status.textContent = text;
+    lanes.calc.onState((s, d) => {
+      if (renderLane(status, lanes.calc, s, d)) return;
+      if (s === "ready" && waiting && !inFlight) recompute();
     });
   }
 
@@ -247,6 +466,7 @@
     const code = root.querySelector(".highlight");
     const editBtn = root.querySelector('[data-action="edit"]');
     const runBtn = root.querySelector('[data-action="run"]');
+    let running = false;
 
     function setEditing(on) {
       editor.hidden = !on;
@@ -268,7 +488,8 @@
     });
     runBtn.addEventListener("click", async () => {
       runBtn.disabled = true;
-      status.textContent = api.state === "ready" ? "Running…" : "Loading Python, then running…";
+      running = true;
+      status.textContent = lanes.code.state === "ready" ? "Running…" : "Loading Python, then running…";
       const t0 = performance.now();
       try {
         const result = await api.exec(editor.value);
@@ -278,25 +499,34 @@
       } catch (err) {
         output.textContent = err.message;
         output.classList.add("c2-snippet__output--error");
-        status.textContent = err.name === "TimeoutError" ? "Stopped: the code ran too long." : "Failed.";
+        const s = lanes.code.state;
+        if (!((s === "failed" || s === "stopped") && renderLane(status, lanes.code, s, lanes.code.detail))) {
+          status.textContent = { TimeoutError: "Stopped: the code ran too long.", OutOfMemoryError: "Stopped: out of memory.",
+            PythonError: "Failed." }[err.name] || "Failed.";
+        }
       } finally {
+        running = false;
         runBtn.disabled = false;
       }
     });
     editor.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); runBtn.click(); }
     });
+    lanes.code.onState((s, d) => {
+      if (running || s === "failed" || s === "stopped") renderLane(status, lanes.code, s, d);
+      if (running && s === "ready") status.textContent = "Running…";
+    });
   }
 
-  // ------------------------------------------------------------ lazy start
-  function warmOnInteraction(root) {
-    const go = () => start().catch(() => {});
+  // ------------------------------------------------------------ lazy start, on intent
+  function warmOnInteraction(root, lane) {
+    const go = () => { if (lane.state === "idle") lane.start().catch(() => {}); };
     for (const type of ["pointerenter", "focusin", "touchstart", "keydown"]) root.addEventListener(type, go, { once: true, passive: true });
   }
 
   function init() {
-    document.querySelectorAll("[data-calculator]").forEach((el) => { setupCalculator(el); warmOnInteraction(el); });
-    document.querySelectorAll("[data-snippet]").forEach((el) => { setupSnippet(el); warmOnInteraction(el); });
+    document.querySelectorAll("[data-calculator]").forEach((el) => { setupCalculator(el); warmOnInteraction(el, lanes.calc); });
+    document.querySelectorAll("[data-snippet]").forEach((el) => { setupSnippet(el); warmOnInteraction(el, lanes.code); });
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

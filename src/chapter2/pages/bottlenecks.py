@@ -353,13 +353,15 @@ def llama_8b_decode_activation_bytes() -> SI:
 @fact
 def llama_8b_decode_parts_table() -> Table:
     """One Llama 3.1 8B decode step at a 4,096-token context in FP16, by part (`PhaseEstimate.parts`): FLOPs and
-    bytes of batch 1, each part's share of the FLOPs (the same at any batch) and of the bytes at batch 1 and 64."""
+    bytes of batch 1, each part's share of the FLOPs (the same at any batch) and of the bytes at batch 1 and 64.
+    Activations do no counted FLOPs (norms, softmax and activation functions are left out of every FLOP count)."""
     one, big = _decode(), _decode(BIG_BATCH)
     names = {"weights": "Weights (matmuls)", "KV cache": "KV cache (attention)", "activations": "Activations"}
     rows = []
     for p1, pb in zip(one.parts, big.parts, strict=True):
-        rows.append((Text(names[p1.name]), SI(p1.flops, "FLOP"), Pct(p1.flops / one.flops), Bytes(p1.bytes),
-                     Pct(p1.bytes / one.bytes), Pct(pb.bytes / big.bytes)))
+        flops = (SI(p1.flops, "FLOP"), Pct(p1.flops / one.flops)) if p1.flops else (Text("not counted"), Text("–"))
+        rows.append((Text(names[p1.name]), *flops, Bytes(p1.bytes), Pct(p1.bytes / one.bytes),
+                     Pct(pb.bytes / big.bytes)))
     rows.append((Text("**Total**"), SI(one.flops, "FLOP"), Pct(1.0), Bytes(one.bytes), Pct(1.0), Pct(1.0)))
     return Table(("Part", "FLOPs, batch 1", "Share of FLOPs (any batch)", "Bytes, batch 1", "Share of bytes, batch 1",
                   f"Share of bytes, batch {BIG_BATCH}"), tuple(rows), align="lrrrrr")
