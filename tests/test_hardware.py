@@ -39,6 +39,10 @@ def test_h100_ops_per_byte_is_the_chapters_295():
         ("L40S", "fp8", 733, 0.864, 48),
         # AMD MI300X page: FP16 1307.4 TFLOPS dense, 5.3 TB/s, 192 GB HBM3
         ("MI300X", "fp16", 1307.4, 5.3, 192),
+        # NVIDIA Blackwell datasheet (4204213, Oct 2025), p. 8, HGX B200 column, per GPU: "180 GB HBM3E | 7.7 TB/s",
+        # "FP16/BF16 Tensor Core 4.5 PFLOPS" and "FP8/FP6 9 PFLOPS", both with sparsity (dense is half)
+        ("B200", "fp16", 2250, 7.7, 180),
+        ("B200", "fp8", 4500, 7.7, 180),
     ],
 )
 def test_catalog_matches_the_datasheets(key, dtype, tflops, tb_s, gb):
@@ -136,3 +140,17 @@ def test_core_modules_import_with_numpy_alone():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_b200_figures_come_from_one_document_and_the_others_are_kept_apart():
+    # Its bandwidth and FLOP/s used to come from two NVIDIA pages (DGX B200: 64 TB/s over 8 GPUs; HGX: FLOP/s).
+    # A ratio of two numbers needs both from one source: the HGX B200 column of the Blackwell datasheet.
+    b200 = GPUS["B200"]
+    assert len(set(b200.sources.values())) == 1
+    assert b200.ops_per_byte("fp16") == pytest.approx(2250 / 7.7)
+    # the DGX B200 page (https://www.nvidia.com/en-us/data-center/dgx-b200/): 64 TB/s for 8 GPUs, kept, not used
+    value, source = b200.other_figures["bandwidth_tb_s"]
+    assert value == 64 / 8 and source == "https://www.nvidia.com/en-us/data-center/dgx-b200/"
+    assert value * 1e12 != b200.bandwidth and "one document" in b200.note
+    raw = raw_catalog()["gpus"]["B200"]["other_figures"]
+    assert all(item["source"].startswith("https://") and item.get("note") for item in raw.values())

@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from _oracles import require
@@ -125,14 +126,6 @@ def test_flash_attention_is_compute_bound_at_the_same_shape():
     assert roofline.bound(cost.intensity, "H100-SXM") == "compute"
 
 
-def test_attention_table_lists_every_step_and_the_total():
-    table = roofline.attention_intensity(4096, 128).table()
-    lines = table.splitlines()
-    assert len(lines) == 2 + 3 + 1
-    assert "138,412,032" in lines[-1] and "8,640,266,240" in lines[-1]
-    assert "2N²d" in lines[2] and "3N²" in lines[3]
-
-
 def test_attention_rejects_bad_shapes():
     with pytest.raises(ValueError, match="N must be"):
         roofline.attention_intensity(0, 128)
@@ -225,9 +218,96 @@ def test_llama_prefill_is_compute_bound_and_decode_memory_bound():
 @pytest.mark.parametrize("name, P", [("Llama-3.1-8B", 300), ("Mistral-7B-v0.1", 4500)])
 def test_prompt_flops_equal_the_sum_over_positions(name, P):
     # Mistral-7B-v0.1 has a 4096-token sliding window, so its per-token cost is not affine past 4096.
+    # With every position's logits (scoring, training-style) the prompt costs the sum over its positions;
+    # with the last position's only (serving, the default) the LM head runs once.
     config = models.load_config(name)
     brute = sum(config.flops_per_token(i) for i in range(1, P + 1))
-    assert roofline.prompt_flops(config, P) == pytest.approx(brute, rel=1e-12)
+    assert roofline.prompt_flops(config, P, logits="all") == pytest.approx(brute, rel=1e-12)
+    lm_head = 2 * config.vocab_size * config.hidden_size
+    assert roofline.prompt_flops(config, P) == pytest.approx(brute - (P - 1) * lm_head, rel=1e-12)
+    with pytest.raises(ValueError, match="logits"):
+        roofline.prompt_flops(config, P, logits="first")
+
+
+# Llama 3.1 8B by hand from its shipped config.json (no chapter2 code): the weights a token multiplies by,
+# the LM head, the attention FLOPs per key, the KV cache and the activations per token.
+LLAMA = json.loads((Path(models.__file__).parent.parent / "data" / "configs" / "Llama-3.1-8B.json").read_text())
+H, V, L = LLAMA["hidden_size"], LLAMA["vocab_size"], LLAMA["num_hidden_layers"]
+NQ, NKV = LLAMA["num_attention_heads"], LLAMA["num_key_value_heads"]
+D = H // NQ
+BLOCK = H * NQ * D + 2 * H * NKV * D + NQ * D * H + 3 * H * LLAMA["intermediate_size"]  # q, k, v, o; gate, up, down
+MATMUL_NO_HEAD = L * BLOCK                   # per token, without the LM head
+LM_HEAD = V * H
+STREAMED = L * (BLOCK + 2 * H) + LM_HEAD + H  # all but the input embedding (norms included)
+KV_TOKEN = 2 * L * NKV * D * 2               # K and V, every layer, FP16
+ATTN_KEY = 4 * L * NQ * D                    # q·k and p·v per key
+
+
+def test_prefill_runs_the_lm_head_on_the_last_position_only():
+    # A server needs only the last position's logits: P tokens through every block, one LM head.
+    P = 4096
+    by_hand = sum(2 * MATMUL_NO_HEAD + ATTN_KEY * i for i in range(1, P + 1)) + 2 * LM_HEAD
+    pre = roofline.prefill("Llama-3.1-8B", P)
+    assert pre.flops == pytest.approx(by_hand, rel=1e-12)
+    # the option for scoring a prompt (logits at every position) adds (P - 1) LM heads
+    every = roofline.prefill("Llama-3.1-8B", P, logits="all")
+    assert every.flops - pre.flops == pytest.approx((P - 1) * 2 * LM_HEAD, rel=1e-12)
+    with pytest.raises(ValueError, match="logits"):
+        roofline.prefill("Llama-3.1-8B", P, logits="none")
+
+
+def test_bytes_are_weights_kv_cache_and_activations_moved_once():
+    # The chapter's convention: weights read once, the KV cache read or written once, and the activations:
+    # every block's input and output hidden state, plus the logits written, 2 bytes each in FP16.
+    P, c, b = 4096, 4096, 64
+    pre = roofline.prefill("Llama-3.1-8B", P)
+    assert pre.weight_bytes == 2 * STREAMED
+    assert pre.kv_bytes == P * KV_TOKEN
+    assert pre.activation_bytes == (2 * L * P * H + V) * 2
+    assert pre.bytes == 2 * STREAMED + P * KV_TOKEN + (2 * L * P * H + V) * 2
+    every = roofline.prefill("Llama-3.1-8B", P, logits="all")
+    assert every.activation_bytes == (2 * L * P * H + P * V) * 2
+    dec = roofline.decode("Llama-3.1-8B", c, batch=b)
+    assert dec.activation_bytes == b * (2 * L * H + V) * 2
+    assert dec.bytes == 2 * STREAMED + b * c * KV_TOKEN + b * (2 * L * H + V) * 2
+    assert roofline.activation_bytes("Llama-3.1-8B", 10, 2, "fp8") == 2 * L * 10 * H + 2 * V
+    # a model given by plain numbers has no hidden or vocabulary size: no activations
+    assert roofline.decode(TOY, 100).activation_bytes == 0
+
+
+def test_a_decode_step_in_parts_and_attentions_two_shares():
+    # Decode is memory bound, so attention's share of the bytes (its KV cache) sets its share of the time;
+    # its share of the FLOPs is what a FLOP count suggests. Llama 3.1 8B, batch 1, 4,096-token context.
+    c = 4096
+    dec = roofline.decode("Llama-3.1-8B", c)
+    weights, kv, acts = dec.parts
+    assert [p.name for p in dec.parts] == ["weights", "KV cache", "activations"]
+    assert weights.flops == 2 * (MATMUL_NO_HEAD + LM_HEAD) and weights.bytes == 2 * STREAMED
+    assert kv.flops == ATTN_KEY * c and kv.bytes == c * KV_TOKEN
+    assert acts.flops == 0 and acts.bytes == (2 * L * H + V) * 2
+    assert sum(p.flops for p in dec.parts) == dec.flops and sum(p.bytes for p in dec.parts) == dec.bytes
+    flop_share = ATTN_KEY * c / (2 * (MATMUL_NO_HEAD + LM_HEAD) + ATTN_KEY * c)
+    byte_share = c * KV_TOKEN / (2 * STREAMED + c * KV_TOKEN + (2 * L * H + V) * 2)
+    assert dec.attention_flop_share == pytest.approx(flop_share) and dec.attention_byte_share == pytest.approx(byte_share)
+    assert round(100 * flop_share) == 13 and round(100 * byte_share, 1) == 3.5
+
+
+def test_short_prefills_are_memory_bound_up_to_about_the_ops_per_byte():
+    # Intensity of a P-token Llama 3.1 8B prefill by hand; it crosses the H100's 989.4 / 3.35 near P = 295.
+    def intensity(P):
+        flops = sum(2 * MATMUL_NO_HEAD + ATTN_KEY * i for i in range(1, P + 1)) + 2 * LM_HEAD
+        nbytes = 2 * STREAMED + P * KV_TOKEN + (2 * L * P * H + V) * 2
+        return flops / nbytes
+
+    ridge = 989.4 / 3.35
+    crossover = next(P for P in range(1, 10_000) if intensity(P) >= ridge)
+    assert roofline.prefill_critical_tokens("Llama-3.1-8B", gpu="H100-SXM", dtype="fp16") == crossover == 321
+    assert roofline.prefill("Llama-3.1-8B", crossover - 1).bound == "memory"
+    assert roofline.prefill("Llama-3.1-8B", crossover).bound == "compute"
+    assert ridge < crossover < 1.1 * ridge  # "about the ops:byte ratio", in tokens processed together
+    # two prompts per pass share one read of the weights: each may be about half as long
+    assert roofline.prefill_critical_tokens("Llama-3.1-8B", batch=2) in range(crossover // 2 - 5, crossover // 2 + 5)
+    assert roofline.prefill_critical_tokens(TOY, gpu=custom_gpu(1e9, 1e-6), max_tokens=64) is None
 
 
 def test_tensor_parallel_splits_time_and_memory():
@@ -263,11 +343,17 @@ def test_roofline_calculator_shows_the_library_values():
     dec = roofline.decode("Llama-3.1-8B", 4096)
     bars = dict(out["intensity"])  # bars keep 4 significant digits
     assert bars["Prefill, 4,096 tokens"] == pytest.approx(pre.intensity, rel=1e-3)
+    assert bars["Decode, batch 1, 4,096-token context"] == pytest.approx(dec.intensity, rel=1e-3)  # context named
     assert bars["Standard attention"] == 62.42  # 8,640,266,240 / 138,412,032 = 62.424...
     assert out["ttft"] == duration(pre.time)
     assert out["tpot"].startswith(duration(dec.time))
     assert "compute bound" in out["prefill"] and "memory bound" in out["decode"]
     assert "batch ≥ 296" in out["critical"]
+    assert out["crossover"].startswith("a prompt of 321 tokens")
+    # attention: 13 % of the FLOPs, 3.5 % of the bytes (KV cache 4,096 x 131,072 bytes = 537 MB)
+    assert "KV cache 537 MB (3.5 % of the bytes, 13 % of the FLOPs)" in out["parts"]
+    every = calculators.compute("roofline", {"logits": "all"})
+    assert every["ttft"] == duration(roofline.prefill("Llama-3.1-8B", 4096, logits="all").time)
 
 
 def test_roofline_calculator_takes_a_custom_gpu():
@@ -282,7 +368,14 @@ def test_batching_slider_raises_intensity_until_the_ridge():
 
     small, large = bars(1), bars(1024)
     assert large["Weight matmuls only"] > large["H100-SXM ops:byte"] > small["Weight matmuls only"]
-    assert large["Decode step, batch 1,024"] > 50 * small["Decode step, batch 1"]
+    # the bars name the context, the worked example's 4,096 tokens by default
+    one, many = small["Decode step, batch 1, 4,096-token context"], large["Decode step, batch 1,024, 4,096-token context"]
+    # the step's intensity climbs towards, and stays under, one sequence's FLOPs over its KV and activation bytes
+    ceiling = (2 * (MATMUL_NO_HEAD + LM_HEAD) + ATTN_KEY * 4096) / (4096 * KV_TOKEN + (2 * L * H + V) * 2)
+    assert 25 * one < many < ceiling < 35
+    out = calculators.compute("decode_batching", {"batch": "64"})
+    assert out["shares"].startswith("13 % of the FLOPs but 70 % of the bytes")
+    assert out["bytes"].endswith("50 MB of activations")  # 64 x (2 x 32 x 4,096 + 128,256) x 2 bytes
 
 
 def test_calculator_errors_are_messages_not_crashes():

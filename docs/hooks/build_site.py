@@ -134,7 +134,10 @@ def _runtime(files, config, tmp: Path) -> dict:
     lock_path.write_text(lock)
     serve("pyodide-lock.json", lock_path, "runtime")
     packages = json.loads(lock)["packages"]
-    on_demand = {folder: f"{main}-{key.replace('_', '-')}" for key, folder in wheel.ON_DEMAND.items()}
+    calc_data: dict[str, list[str]] = {}
+    for key, (_, calcs) in wheel.ON_DEMAND.items():
+        for calc in calcs:
+            calc_data.setdefault(calc, []).append(f"{main}-{key.replace('_', '-')}")
     return {
         "mode": mode, "timeoutMs": 10000, "base": "pyodide/", "files": listed,
         "core": {"loader": "pyodide.js", "asm": "pyodide.asm.js", "wasm": "pyodide.asm.wasm", "stdlib": stdlib,
@@ -142,7 +145,7 @@ def _runtime(files, config, tmp: Path) -> dict:
         "packages": {name: p["file_name"] for name, p in packages.items()},
         # calculators: numpy and chapter2, data on demand; snippets and run(): everything, in their own worker
         "lanes": {"calc": ["numpy", main], "code": ["numpy", *archives]},
-        "onDemand": on_demand,
+        "calcData": calc_data,  # calculators that need on-demand data: loaded before their first run
     }
 
 

@@ -92,8 +92,8 @@ def render_calculator(name: str) -> str:
     except KeyError as err:
         raise DirectiveError(str(err)) from err
     outputs = calculators.compute(name)  # defaults, computed now by the same function the browser calls
-    fields = "\n".join(_field_html(name, f) for f in calc.fields)
-    rows = "\n".join(_output_html(o, outputs[o.key]) for o in calc.outputs)
+    fields = "\n".join(_field_html(name, f) for f in calc.fields) + _action_html(calc.action)
+    rows = "\n".join(_output_html(o, outputs[o.key], name) for o in calc.outputs)
     e = html.escape
     return f"""
 <div class="c2-calc" data-calculator="{e(name)}" aria-labelledby="c2-calc-{e(name)}-title">
@@ -140,8 +140,21 @@ def _field_html(calc: str, field) -> str:
     return f'<div class="c2-calc__field c2-calc__field--{field.kind}"><label for="{fid}">{e(field.label)}</label>{control}{hint}</div>'
 
 
-def _output_html(output, value) -> str:
+def _action_html(action) -> str:
+    """A calculator's on-request button (charts.js runs it); nothing for most calculators."""
+    if action is None:
+        return ""
     e = html.escape
+    return (f'\n<div class="c2-calc__action"><button type="button" class="md-button" data-calc-action="{e(action.call)}" '
+            f'data-busy="{e(action.busy)}">{e(action.label)}</button>'
+            f'<span class="c2-calc__hint" data-calc-action-status role="status"></span></div>')
+
+
+def _output_html(output, value, calc: str = "") -> str:
+    e = html.escape
+    if output.kind == "chart":  # the same SVG the browser gets from compute_json (chapter2.charts.render)
+        return (f'<dt class="c2-calc__wide">{e(output.label)}</dt><dd data-output="{e(output.key)}" data-kind="chart" '
+                f'class="c2-calc__wide" aria-live="off">{calculators.render_chart(calc, output, value)}</dd>')
     if output.kind == "bars":
         body = bars_html(value)
         return f'<dt>{e(output.label)}</dt><dd data-output="{e(output.key)}" data-kind="bars">{body}</dd>'

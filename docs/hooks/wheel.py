@@ -27,8 +27,10 @@ from pathlib import Path
 
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 HOST_ONLY = "host"  # chapter2/host/: needs a host Python with torch / triton / matplotlib; never in the browser
-# data folders the browser loads on demand, each from its own archive (name -> folder under the package)
-ON_DEMAND = {"tiny_lm": "data/tiny_lm"}
+# Data folders the browser loads on demand, each from its own archive: name -> (folder under the package,
+# the calculators that read it). Snippets get every folder. tests/test_on_demand_data.py checks the lists
+# against the files each calculator really opens.
+ON_DEMAND = {"tiny_lm": ("data/tiny_lm", ("prefill_decode",))}
 
 
 def _record_hash(data: bytes) -> str:
@@ -82,7 +84,7 @@ def browser_archives(project_root: Path, out_dir: Path) -> dict[str, Path]:
     core, parts = [], {key: [] for key in ON_DEMAND}
     for path in package_files(src):
         rel = path.relative_to(src).as_posix()
-        key = next((k for k, folder in ON_DEMAND.items() if rel.startswith(folder + "/")), None)
+        key = next((k for k, (folder, _) in ON_DEMAND.items() if rel.startswith(folder + "/")), None)
         (parts[key] if key else core).append((f"{name}/{rel}", path.read_bytes()))
     out = {name: _write_zip(out_dir / f"{name}-{version}.zip", core + dist_info)}
     for key, entries in parts.items():

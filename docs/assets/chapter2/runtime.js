@@ -51,7 +51,7 @@
   function workerConfig(packages, imports) {
     const files = {};
     for (const [name, f] of Object.entries(cfg.files)) files[name] = { ...f, url: abs(f.url) };
-    return { base: abs(cfg.base), files, core: cfg.core, packages: cfg.packages, onDemand: cfg.onDemand,
+    return { base: abs(cfg.base), files, core: cfg.core, packages: cfg.packages, calcData: cfg.calcData,
              lanePackages: packages, imports };
   }
 
@@ -433,7 +433,8 @@
         clearError();
         for (const dd of root.querySelectorAll("[data-output]")) {
           const value = result.outputs[dd.dataset.output];
-          if (dd.dataset.kind === "bars") renderBars(dd, value);
+          if (dd.dataset.kind === "chart") window.chapter2Charts.update(dd, value);  // live charts: charts.js
+          else if (dd.dataset.kind === "bars") renderBars(dd, value);
           else dd.textContent = value;
         }
         status.textContent = `Computed in your browser by chapter2 (${Math.round(performance.now() - t0)} ms).`;

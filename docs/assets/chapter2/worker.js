@@ -172,10 +172,7 @@ async function scriptFrom(name) {
 
 const BOOT = `
 import contextlib, io, json, math, sys, traceback
-from pathlib import Path
 from pyodide.code import eval_code as _c2_eval_code
-
-_C2_ON_DEMAND = json.loads(_c2_on_demand_json)
 
 def _c2_jsonable(value):
     if type(value).__module__ == "numpy":
@@ -219,22 +216,10 @@ def _c2_exec(code):
             error = traceback.format_exc(limit=-3)
     return json.dumps({"ok": True, "value": {"stdout": out.getvalue(), "error": error}})
 
-def _c2_missing_data(err):
-    """The on-demand data package a FileNotFoundError asks for (a file under chapter2/data/...), or None."""
-    import chapter2
-    try:
-        rel = Path(err.filename).resolve().relative_to(Path(chapter2.__file__).resolve().parent).as_posix()
-    except (TypeError, ValueError):
-        return None
-    return next((pkg for folder, pkg in _C2_ON_DEMAND.items() if rel.startswith(folder + "/")), None)
-
 def _c2_calc(name, raw_json):
     from chapter2 import calculators
     try:
         return '{"ok": true, "value": ' + calculators.compute_json(name, raw_json) + "}"
-    except FileNotFoundError as err:
-        needs = _c2_missing_data(err)
-        return json.dumps({"ok": True, "needs": needs}) if needs else _c2_error(err)
     except BaseException as err:
         return _c2_error(err)
 `;
@@ -265,7 +250,6 @@ async function init(c) {
     await loadPackages(cfg.lanePackages);
     mark("packages");
     post({ kind: "progress", phase: "import", step: "chapter2", loaded: 1, total: 1 });
-    pyodide.globals.set("_c2_on_demand_json", JSON.stringify(cfg.onDemand || {}));
     pyodide.runPython(BOOT);
     pyodide.runPython(cfg.imports || "import numpy, chapter2");
     helpers = { run: pyodide.globals.get("_c2_run"), exec: pyodide.globals.get("_c2_exec"), calc: pyodide.globals.get("_c2_calc") };
@@ -314,20 +298,17 @@ function call(fn, ...args) {
 
 async function handle(msg) {
   if (!helpers) throw new Error("the Python runtime is not initialised");
-  post({ id: msg.id, kind: "started" });
+  if (msg.kind !== "calc") post({ id: msg.id, kind: "started" });
   if (msg.kind === "run") return call(helpers.run, msg.code);
   if (msg.kind === "exec") return call(helpers.exec, msg.code);
   if (msg.kind === "calc") {
-    const raw = JSON.stringify(msg.inputs);
-    let result = call(helpers.calc, msg.name, raw);
-    if (result.needs) {
-      post({ id: msg.id, kind: "paused", needs: result.needs });
-      await loadOnDemand(result.needs);
+    const needs = ((cfg.calcData || {})[msg.name] || []).filter((p) => !(p in pyodide.loadedPackages));
+    if (needs.length) {  // data this calculator reads, fetched on its first run (not counted in its time limit)
+      post({ id: msg.id, kind: "paused", needs });
+      for (const p of needs) await loadOnDemand(p);
       post({ id: msg.id, kind: "started" });
-      result = call(helpers.calc, msg.name, raw);
-      if (result.needs) throw new Error(`${result.needs} was loaded, and ${msg.name} still misses its files`);
     }
-    return result;
+    return call(helpers.calc, msg.name, JSON.stringify(msg.inputs));
   }
   throw new Error("unknown request kind " + msg.kind);
 }

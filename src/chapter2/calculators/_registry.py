@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable
 
+from .. import charts
+
 
 class FieldError(ValueError):
     """Bad value for one input field of a calculator."""
@@ -81,7 +83,12 @@ class Field:
 
 @dataclass(frozen=True)
 class Output:
-    """One result. kind: 'text' (a formatted string) or 'bars' (list of [label, value]).
+    """One result. kind: 'text' (a formatted string), 'bars' (list of [label, value]) or 'chart'.
+
+    A 'chart' output carries its `chart` (a `charts.ChartSpec`: axis labels, log
+    axes); the calculator returns `charts.chart(...)` data for it, which the page
+    draws as SVG with `charts.render` (at build time and, through `compute_json`,
+    in the browser).
 
     `free_text=True` marks a text output that echoes words (a prompt, generated
     text, tokens): it is exempt from the "never show NaN or inf" check, which
@@ -92,6 +99,26 @@ class Output:
     label: str
     kind: str = "text"
     free_text: bool = False
+    chart: charts.ChartSpec | None = None
+
+    def __post_init__(self):
+        if (self.kind == "chart") != (self.chart is not None):
+            raise ValueError(f"output {self.key!r}: kind='chart' goes with a chart=ChartSpec(...), and only it")
+
+
+@dataclass(frozen=True)
+class Action:
+    """A button in a calculator's form, run only when the reader presses it (never on page load).
+
+    `call` names a function, "module:function", that takes no argument and
+    returns {field name: value}; the browser runs it in Python and puts the
+    values into those fields, which recomputes the calculator. The calculator
+    itself stays a pure function of its fields (what the tests compare).
+    """
+
+    label: str
+    call: str
+    busy: str = "Running…"
 
 
 @dataclass(frozen=True)
@@ -102,6 +129,7 @@ class Calculator:
     outputs: tuple[Output, ...]
     fn: Callable[..., dict]
     doc: str = ""
+    action: Action | None = None
 
     def defaults(self) -> dict[str, str]:
         return {f.name: str(f.default) for f in self.fields}
@@ -110,13 +138,13 @@ class Calculator:
 REGISTRY: dict[str, Calculator] = {}
 
 
-def calculator(name: str, *, title: str, fields, outputs) -> Callable:
+def calculator(name: str, *, title: str, fields, outputs, action: Action | None = None) -> Callable:
     """Register `fn(**parsed_inputs) -> {output_key: value}` as calculator `name`."""
 
     def register(fn):
         if name in REGISTRY:
             raise ValueError(f"calculator {name!r} is registered twice")
-        REGISTRY[name] = Calculator(name, title, tuple(fields), tuple(outputs), fn, (fn.__doc__ or "").strip())
+        REGISTRY[name] = Calculator(name, title, tuple(fields), tuple(outputs), fn, (fn.__doc__ or "").strip(), action)
         return fn
 
     return register
@@ -148,12 +176,20 @@ def compute(name: str, raw: dict | None = None) -> dict:
 
 
 def compute_json(name: str, raw_json: str) -> str:
-    """The browser's entry point: JSON in, JSON out, errors as data."""
+    """The browser's entry point: JSON in, JSON out, errors as data. Chart outputs come drawn (`render_chart`)."""
     try:
         outputs = compute(name, json.loads(raw_json))
     except FieldError as err:
         return json.dumps({"ok": False, "field": err.field, "message": str(err)})
+    for o in get(name).outputs:
+        if o.kind == "chart":
+            outputs[o.key] = render_chart(name, o, outputs[o.key])
     return json.dumps({"ok": True, "outputs": outputs})
+
+
+def render_chart(name: str, output: Output, data: dict) -> str:
+    """A chart output as the page shows it (the build and the browser both call this)."""
+    return charts.render(output.chart, data, uid=f"c2-chart-{name}-{output.key}", title=output.label)
 
 
 def _check_output(name, output, value):
@@ -168,6 +204,11 @@ def _check_output(name, output, value):
         for _label, v in value:
             if not math.isfinite(v):
                 raise FieldError(None, f"{output.label}: the result is not finite for these inputs")
+    elif output.kind == "chart":
+        try:
+            charts.check(output.chart, value)
+        except ValueError as err:
+            raise FieldError(None, f"{output.label}: {err} for these inputs") from None
 
 
 def _num(x: float) -> str:

@@ -1,0 +1,358 @@
+"""Live charts of the calculators: one SVG renderer for the build and the browser.
+
+A calculator declares a chart output (`Output(kind="chart", chart=ChartSpec(...))`)
+and returns the chart's data, built with `chart()`, `series()`, `point()` and
+`rule()`: plain lists of numbers and labels, JSON-serialisable. `render()` turns
+that data into an HTML fragment (an inline SVG plus an HTML legend). The build
+calls it for the default inputs (so the chart is on the page before Python loads,
+and without JavaScript); in the reader's browser `compute_json` calls the same
+function in Pyodide and the page only swaps the fragment in. One renderer, so the
+build-time drawing and the redrawn one cannot drift apart.
+
+Standard library only (no numpy, no matplotlib): string building. Colours are
+SVG presentation attributes from the palette of the build-time figures
+(`chapter2.host.figures._style` takes its colours from here); text is drawn in
+`currentColor`, so it follows Material's light and dark schemes. No inline
+`style` attributes, no scripts: the fragment is CSP-friendly.
+
+Accessibility: the SVG is `role="img"` named by its `<title>` and described by a
+`<desc>` summarising every series (range, values at the marked input); the
+legend is HTML text, readable at any width.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import math
+from dataclasses import dataclass
+
+from .format import sig
+
+__all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "render", "check", "digest",
+           "linspace", "logspace"]
+
+INK = "#8a8f98"  # axes and grid: mid grey, readable on white and on Material's slate background
+PALETTE = ["#3f7fd8", "#e0712c", "#2ca58d", "#c2459b", "#8c6bd6", "#b8a12a"]
+KINDS = ("line", "step", "scatter", "bars")
+W, FONT = 440, 12  # viewBox width and font size (user units); the page scales the SVG to its column
+TOP, RIGHT, BOTTOM = 10, 14, 38
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    """What does not change with the inputs: axis labels (with units), log axes, fixed ranges, height."""
+
+    x_label: str
+    y_label: str
+    x_log: bool = False
+    y_log: bool = False
+    x_range: tuple | None = None  # (lo, hi) fixed; None: from the data, rounded out to ticks
+    y_range: tuple | None = None
+    height: int = 250
+
+
+# ------------------------------------------------------------------ data (what calculators return)
+
+def _r(v) -> float:
+    """A number for the chart data: a float, 6 significant digits (compact JSON, the same in CPython and Pyodide)."""
+    return float(f"{float(v):.6g}")
+
+
+def series(label: str, x, y, *, kind: str = "line", color: int | None = None, dash: bool = False) -> dict:
+    """One series: x and y sequences (lists or numpy arrays) of equal length. color: palette index; -1 is INK."""
+    if kind not in KINDS:
+        raise ValueError(f"series kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    xs, ys = [_r(v) for v in x], [_r(v) for v in y]
+    if len(xs) != len(ys) or not xs:
+        raise ValueError(f"series {label!r}: x and y must be non-empty and of equal length")
+    s = {"label": str(label), "kind": kind, "x": xs, "y": ys}
+    if color is not None:
+        s["color"] = int(color)
+    if dash:
+        s["dash"] = True
+    return s
+
+
+def point(x, y, label: str = "", *, color: int | None = None, legend: bool = False) -> dict:
+    """A marker (the current input on a curve). legend=True lists it in the legend, else only in the description."""
+    p = {"x": _r(x), "y": _r(y), "label": str(label)}
+    if color is not None:
+        p["color"] = int(color)
+    if legend:
+        p["legend"] = True
+    return p
+
+
+def rule(axis: str, at, label: str = "") -> dict:
+    """A dashed line across the plot: axis 'x' is a vertical line at x = at, 'y' a horizontal one."""
+    if axis not in ("x", "y"):
+        raise ValueError(f"rule axis must be 'x' or 'y', got {axis!r}")
+    return {"axis": axis, "at": _r(at), "label": str(label)}
+
+
+def chart(series=(), points=(), rules=(), summary: str = "") -> dict:
+    """The value a calculator returns for a chart output."""
+    return {"series": list(series), "points": list(points), "rules": list(rules), "summary": str(summary)}
+
+
+def linspace(lo: float, hi: float, n: int) -> list[float]:
+    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+
+
+def logspace(lo: float, hi: float, n: int) -> list[float]:
+    """n values from lo to hi (both > 0), evenly spaced on a log scale."""
+    a, b = math.log10(lo), math.log10(hi)
+    return [10 ** (a + (b - a) * i / (n - 1)) for i in range(n)]
+
+
+def _numbers(data: dict):
+    for s in data["series"]:
+        yield from s["x"]
+        yield from s["y"]
+    for p in data["points"]:
+        yield p["x"]
+        yield p["y"]
+    for r in data["rules"]:
+        yield r["at"]
+
+
+def check(spec: ChartSpec, data: dict) -> None:
+    """Raise ValueError unless the chart's numbers are finite (and positive on log axes); TypeError if malformed."""
+    if not isinstance(data, dict) or set(data) != {"series", "points", "rules", "summary"}:
+        raise TypeError("a chart output must be built with chapter2.charts.chart()")
+    if not all(math.isfinite(v) for v in _numbers(data)):
+        raise ValueError("the chart has a value that is not a finite number")
+    for axis, log in (("x", spec.x_log), ("y", spec.y_log)):
+        values = [v for s in data["series"] for v in s[axis]] + [p[axis] for p in data["points"]]
+        values += [r["at"] for r in data["rules"] if r["axis"] == axis]
+        if log and any(v <= 0 for v in values):
+            raise ValueError(f"the chart's {axis} axis is logarithmic but has a value <= 0")
+
+
+def digest(data: dict) -> str:
+    """A short fingerprint of the chart data (the page carries it, so tests can compare series)."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ axes
+
+class _Axis:
+    def __init__(self, values, log: bool, fixed, lo_px: float, hi_px: float):
+        self.log = log
+        if fixed:
+            lo, hi = float(fixed[0]), float(fixed[1])
+            slack = 1e-9 * (hi - lo)
+            self.ticks = [t for t in (_log_ticks(lo, hi) if log else _lin_ticks(lo, hi)[2]) if lo - slack <= t <= hi + slack]
+        elif log:
+            vals = [v for v in values if v > 0] or [1.0]
+            lo, hi = 10.0 ** math.floor(math.log10(min(vals)) + 1e-9), 10.0 ** math.ceil(math.log10(max(vals)) - 1e-9)
+            if hi <= lo:
+                hi = lo * 10
+            self.ticks = _log_ticks(lo, hi)
+        else:
+            vals = list(values) or [0.0, 1.0]
+            lo, hi, self.ticks = _lin_ticks(min(vals), max(vals))
+        self.lo, self.hi, self.px = lo, hi, (lo_px, hi_px)
+
+    def __call__(self, v: float) -> float:
+        if self.log:
+            a, b, t = math.log10(self.lo), math.log10(self.hi), math.log10(max(v, 1e-300))
+        else:
+            a, b, t = self.lo, self.hi, v
+        return self.px[0] + (t - a) / (b - a) * (self.px[1] - self.px[0])
+
+
+def _lin_ticks(lo: float, hi: float, n: int = 5):
+    if hi - lo <= abs(hi) * 1e-12:
+        lo, hi = (lo - 1, hi + 1) if lo == 0 else (lo - abs(lo) / 2, hi + abs(hi) / 2)
+    raw = (hi - lo) / n
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if raw <= m * mag * (1 + 1e-9))
+    k0, k1 = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    ticks = [float(f"{k * step:.12g}") for k in range(k0, k1 + 1)]
+    return ticks[0], ticks[-1], ticks
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    e0, e1 = math.floor(math.log10(lo) + 1e-9), math.ceil(math.log10(hi) - 1e-9)
+    every = 1 + (e1 - e0) // 8  # at most about 8 labelled decades
+    ticks = [10.0 ** e for e in range(e0, e1 + 1) if (e - e0) % every == 0]
+    if e1 - e0 <= 2:
+        ticks = sorted(ticks + [m * 10.0 ** e for e in range(e0, e1) for m in (2, 5)])
+    return [float(f"{t:.12g}") for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+
+
+def tick_text(v: float) -> str:
+    """1500 -> '1.5k', 1e12 -> '1T', 0.25 -> '0.25', 1e-4 -> '1e-4'."""
+    if v == 0:
+        return "0"
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.4g}{prefix}"
+    if abs(v) < 1e-3:
+        mantissa, exp = f"{v:.1e}".split("e")
+        return f"{float(mantissa):g}e{int(exp)}"
+    return f"{v:.4g}"
+
+
+def value_text(v: float) -> str:
+    """A number in the text alternative: 4 significant digits, SI prefixes from 10,000."""
+    if abs(v) >= 1e4:
+        return tick_text(float(f"{v:.4g}"))
+    return sig(v, 4)
+
+
+# ------------------------------------------------------------------ drawing
+
+def _f(v: float) -> str:
+    return f"{v:.1f}".removesuffix(".0")
+
+
+def _color(index, fallback: int) -> str:
+    i = fallback if index is None else index
+    return INK if i < 0 else PALETTE[i % len(PALETTE)]
+
+
+def _path(s: dict, xa: _Axis, ya: _Axis) -> str:
+    pts = [(xa(x), ya(y)) for x, y in zip(s["x"], s["y"]) if not ((xa.log and x <= 0) or (ya.log and y <= 0))]
+    if not pts:
+        return ""
+    d = [f"M{_f(pts[0][0])} {_f(pts[0][1])}"]
+    if s["kind"] == "step":  # hold each value until the next x (step-post)
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+            d.append(f"H{_f(x1)}V{_f(y1)}")
+    elif len(pts) > 1:
+        d.append("L" + " ".join(f"{_f(x)} {_f(y)}" for x, y in pts[1:]))
+    return "".join(d)
+
+
+def _bars(s: dict, xa: _Axis, ya: _Axis, color: str) -> str:
+    xs = [x for x in s["x"]]
+    base = ya(ya.lo) if ya.log else ya(min(max(0.0, ya.lo), ya.hi))
+    pos = sorted(xa(x) for x in xs)
+    gap = min([b - a for a, b in zip(pos, pos[1:]) if b > a] or [40.0])
+    half = min(0.35 * gap, 18.0)
+    rects = []
+    for x, y in zip(s["x"], s["y"]):
+        cx, top = xa(x), ya(y)
+        rects.append(f'<rect x="{_f(cx - half)}" y="{_f(min(top, base))}" width="{_f(2 * half)}" '
+                     f'height="{_f(abs(base - top))}"/>')
+    return f'<g fill="{color}">{"".join(rects)}</g>'
+
+
+def _key(kind: str, color: str, dash: bool) -> str:
+    """The legend swatch: a short line, a dot or a block."""
+    if kind in ("scatter", "point"):
+        shape = f'<circle cx="9" cy="5" r="4" fill="{color}"/>'
+    elif kind == "bars":
+        shape = f'<rect x="3" y="1" width="12" height="8" fill="{color}"/>'
+    else:
+        dashes = ' stroke-dasharray="4 2"' if dash else ""
+        shape = f'<path d="M1 5H17" stroke="{color}" stroke-width="2.5"{dashes}/>'
+    return f'<svg class="c2-chart__key" viewBox="0 0 18 10" width="18" height="10" aria-hidden="true">{shape}</svg>'
+
+
+def describe(spec: ChartSpec, data: dict) -> str:
+    """The text alternative: axes, each series from first to last value, the markers, the rules."""
+    def pair(x, y):
+        return f"{value_text(y)} at {value_text(x)}"
+
+    parts = [f"x axis: {spec.x_label}{' (log scale)' if spec.x_log else ''}; "
+             f"y axis: {spec.y_label}{' (log scale)' if spec.y_log else ''}."]
+    for s in data["series"]:
+        if s["kind"] in ("scatter", "bars") and len(s["x"]) <= 8:
+            values = ", ".join(pair(x, y) for x, y in zip(s["x"], s["y"]))
+            parts.append(f"{s['label'] or 'Series'}: {values}.")
+        else:
+            lo, hi = min(s["y"]), max(s["y"])
+            parts.append(f"{s['label'] or 'Series'}: from {pair(s['x'][0], s['y'][0])} to {pair(s['x'][-1], s['y'][-1])}"
+                         f" (lowest {value_text(lo)}, highest {value_text(hi)}).")
+    marked = [f"{p['label'] or 'point'}: {pair(p['x'], p['y'])}" for p in data["points"]]
+    if marked:
+        parts.append("Marked: " + "; ".join(marked) + ".")
+    for r in data["rules"]:
+        parts.append(f"Line at {r['axis']} = {value_text(r['at'])}{': ' + r['label'] if r['label'] else ''}.")
+    if data["summary"]:
+        parts.append(data["summary"])
+    return " ".join(parts)
+
+
+def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
+    """The chart as an HTML fragment: <figure> with the SVG (title, desc, axes, series, markers) and a legend."""
+    e = html.escape
+    h = spec.height
+    xs = [v for s in data["series"] for v in s["x"]] + [p["x"] for p in data["points"]]
+    xs += [r["at"] for r in data["rules"] if r["axis"] == "x"]
+    ys = [v for s in data["series"] for v in s["y"]] + [p["y"] for p in data["points"]]
+    ys += [r["at"] for r in data["rules"] if r["axis"] == "y"]
+    if any(s["kind"] == "bars" for s in data["series"]) and not spec.y_log:
+        ys.append(0.0)
+    ya = _Axis(ys, spec.y_log, spec.y_range, h - BOTTOM, TOP)
+    labels = [tick_text(t) for t in ya.ticks]
+    left = 22 + 7 * max(len(t) for t in labels) + 6
+    xa = _Axis(xs, spec.x_log, spec.x_range, left, W - RIGHT)
+    x0, x1, y0, y1 = left, W - RIGHT, h - BOTTOM, TOP
+
+    out = [f'<svg class="c2-chart__svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" '
+           f'aria-labelledby="{uid}-t" aria-describedby="{uid}-d" font-size="{FONT}">',
+           f'<title id="{uid}-t">{e(title)}</title><desc id="{uid}-d">{e(describe(spec, data))}</desc>']
+    # grid and tick labels
+    grid, text = [], []
+    for t, label in zip(ya.ticks, labels):
+        y = _f(ya(t))
+        grid.append(f"M{x0} {y}H{x1}")
+        text.append(f'<text x="{x0 - 5}" y="{y}" dy="0.35em" text-anchor="end">{e(label)}</text>')
+    for t in xa.ticks:
+        x = _f(xa(t))
+        grid.append(f"M{x} {y0}V{y1}")
+        text.append(f'<text x="{x}" y="{y0 + 15}" text-anchor="middle">{e(tick_text(t))}</text>')
+    out.append(f'<path class="c2-chart__grid" d="{"".join(grid)}" stroke="{INK}" stroke-opacity="0.3" fill="none"/>')
+    out.append(f'<path d="M{x0} {y1}V{y0}H{x1}" stroke="{INK}" fill="none"/>')
+    out.append(f'<g fill="currentColor">{"".join(text)}'
+               f'<text x="{_f((x0 + x1) / 2)}" y="{h - 6}" text-anchor="middle">{e(spec.x_label)}</text>'
+               f'<text transform="translate(13 {_f((y0 + y1) / 2)}) rotate(-90)" text-anchor="middle">'
+               f'{e(spec.y_label)}</text></g>')
+    # series, clipped to the plot
+    out.append(f'<clipPath id="{uid}-c"><rect x="{x0}" y="{y1 - 2}" width="{x1 - x0}" height="{y0 - y1 + 4}"/></clipPath>'
+               f'<g clip-path="url(#{uid}-c)">')
+    for i, s in enumerate(data["series"]):
+        color = _color(s.get("color"), i)
+        if s["kind"] == "bars":
+            out.append(_bars(s, xa, ya, color))
+        elif s["kind"] == "scatter":
+            out.append(f'<g fill="{color}">' + "".join(
+                f'<circle cx="{_f(xa(x))}" cy="{_f(ya(y))}" r="3.5"/>' for x, y in zip(s["x"], s["y"])) + "</g>")
+        else:
+            dash = ' stroke-dasharray="6 3"' if s.get("dash") else ""
+            out.append(f'<path d="{_path(s, xa, ya)}" stroke="{color}" stroke-width="2" fill="none"'
+                       f' stroke-linejoin="round"{dash}/>')
+    out.append("</g>")
+    # rules and markers
+    for r in data["rules"]:
+        if r["axis"] == "x":
+            x = xa(r["at"])
+            right = x > x0 + 0.7 * (x1 - x0)
+            out.append(f'<path d="M{_f(x)} {y0}V{y1}" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3"/>')
+            if r["label"]:
+                out.append(f'<text x="{_f(x - 4 if right else x + 4)}" y="{y1 + 11}" fill="currentColor" '
+                           f'text-anchor="{"end" if right else "start"}">{e(r["label"])}</text>')
+        else:
+            y = ya(r["at"])
+            out.append(f'<path d="M{x0} {_f(y)}H{x1}" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3"/>')
+            if r["label"]:
+                below = y < y1 + 14
+                out.append(f'<text x="{x1 - 4}" y="{_f(y + 13 if below else y - 4)}" fill="currentColor" '
+                           f'text-anchor="end">{e(r["label"])}</text>')
+    for p in data["points"]:
+        out.append(f'<circle class="c2-chart__pt" cx="{_f(xa(p["x"]))}" cy="{_f(ya(p["y"]))}" r="5" '
+                   f'fill="{_color(p.get("color"), -1)}" stroke="#fff" stroke-width="1.5"/>')
+    out.append("</svg>")
+    # legend: HTML text, wraps on a phone
+    keys = [(s["label"], _key(s["kind"], _color(s.get("color"), i), s.get("dash", False)))
+            for i, s in enumerate(data["series"]) if s["label"]]
+    keys += [(p["label"], _key("point", _color(p.get("color"), -1), False)) for p in data["points"] if p.get("legend")]
+    legend = "".join(f"<li>{key}{e(label)}</li>" for label, key in keys)
+    legend = f'<ul class="c2-chart__legend">{legend}</ul>' if legend else ""
+    return f'<figure class="c2-chart" data-digest="{digest(data)}">{"".join(out)}{legend}</figure>'
