@@ -12,16 +12,28 @@ TORCH_PIN ?= torch==2.13.0
 # extra pip options for that one install, e.g. the CPU wheel index on GitHub's runners (.github/workflows)
 TORCH_INDEX ?=
 
-.PHONY: setup serve build lint lint-workflows test test-fast bench clean
+.PHONY: setup lock serve build lint lint-workflows test test-fast bench clean
 
 setup: .venv/.installed node_modules/.installed chromium
 
-.venv/.installed: pyproject.toml
+# Python dependencies come from pylock.toml (every package pinned, with its sha256; pip checks them):
+# pip itself first (a pinned, hashed pip that reads pylock.toml), then the lock, then torch alone at
+# TORCH_PIN (its dependencies are in the lock), then the project (editable, no dependencies of its own).
+PIP_BOOTSTRAP := pip==26.3 --hash=sha256:f3b60b20ffaadd4415ed7957212a38ac63fa4c5fa375bd0f4a797777940fad13
+
+.venv/.installed: pyproject.toml pylock.toml
 	test -x $(PY) || python3 -m venv .venv
-	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet $(TORCH_INDEX) "$(TORCH_PIN)"
-	$(PIP) install --quiet -e ".[docs,test,hf,torch]"
+	$(PIP) install --quiet --require-hashes -r <(echo "$(PIP_BOOTSTRAP)")
+	$(PIP) install --quiet -r pylock.toml
+	$(PIP) install --quiet --no-deps $(TORCH_INDEX) "$(TORCH_PIN)"
+	$(PIP) install --quiet --no-deps -e .
 	touch $@
+
+# after changing dependencies in pyproject.toml: regenerate pylock.toml (scripts/lock.py says how)
+lock:
+	test -x $(PY) || python3 -m venv .venv
+	$(PIP) install --quiet --require-hashes -r <(echo "$(PIP_BOOTSTRAP)")
+	$(PY) scripts/lock.py --torch-pin "$(TORCH_PIN)"
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error

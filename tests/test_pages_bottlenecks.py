@@ -72,8 +72,9 @@ def test_fp8_doubles_the_h100_ratio():
 def test_gpu_ops_per_byte_table_has_one_row_per_gpu():
     table = bn.gpu_ops_per_byte_table()
     assert table.header == ("GPU", "Memory (GB)", "Bandwidth (TB/s)", "Dense FP16 TFLOP/s", "FP16 ops:byte",
-                            "Dense FP8 TFLOP/s", "FP8 ops:byte")
-    for key, (name, memory, bandwidth, fp16, fp16_ratio, fp8, fp8_ratio) in zip(GPUS, table.rows, strict=True):
+                            "Dense FP8 TFLOP/s", "FP8 ops:byte", "Sources")
+    for key, (name, memory, bandwidth, fp16, fp16_ratio, fp8, fp8_ratio, sources) in zip(GPUS, table.rows,
+                                                                                         strict=True):
         assert name.value == GPUS[key]["name"]
         assert memory.value == pytest.approx(GPUS[key]["memory_gb"]["value"])
         assert bandwidth.value == pytest.approx(tb_s(key))
@@ -83,6 +84,11 @@ def test_gpu_ops_per_byte_table_has_one_row_per_gpu():
             assert fp8_ratio.value == pytest.approx(ratio(key, "fp8"))
         else:
             assert str(fp8) == str(fp8_ratio) == "n/a"
+        # every document a used figure was read from is linked once (sparse headlines are not used)
+        used = {v["source"] for k, v in GPUS[key].items() if k in ("memory_gb", "bandwidth_tb_s")}
+        used |= {v["source"] for v in GPUS[key]["tflops"].values()}
+        assert {u for u in used if f"]({u})" in str(sources)} == used
+        assert str(sources).count("](") == len(used)
     # the assertions of the former test_hardware.test_ops_per_byte_table_has_one_row_per_gpu
     lines = str(table).splitlines()
     assert len(lines) == 2 + len(GPUS)
@@ -90,7 +96,19 @@ def test_gpu_ops_per_byte_table_has_one_row_per_gpu():
     h100 = next(line for line in lines if "H100" in line)
     assert "| 295 |" in h100 and "| 989.4 |" in h100
     a100 = next(line for line in lines if "A100" in line)
-    assert a100.endswith("| n/a | n/a |")
+    assert "| n/a | n/a | [datasheet (PDF)](" in a100
+    assert "[product page](https://www.nvidia.com/en-us/data-center/h100/)" in h100 and "[whitepaper](" in h100
+
+
+def test_b200_takes_bandwidth_and_flops_from_one_document():
+    # NVIDIA Blackwell datasheet, HGX B200 column (per GPU): 180 GB | 7.7 TB/s; FP16/BF16 4.5 PFLOPS with
+    # sparsity, so 2,250 dense. The DGX B200 page: 64 TB/s for 8 GPUs, 8 TB/s each (kept apart, not used).
+    b200 = GPUS["B200"]
+    assert {b200[k]["source"] for k in ("memory_gb", "bandwidth_tb_s")} == {b200["tflops"]["fp16"]["source"]}
+    assert bn.b200_bandwidth_tb_s().value == pytest.approx(7.7) and str(bn.b200_bandwidth_tb_s()) == "7.7"
+    assert bn.b200_dgx_bandwidth_tb_s().value == pytest.approx(64 / 8) and str(bn.b200_dgx_bandwidth_tb_s()) == "8"
+    assert bn.b200_ops_per_byte().value == pytest.approx(2250 / 7.7) and str(bn.b200_ops_per_byte()) == "292"
+    assert bn.b200_dgx_ops_per_byte().value == pytest.approx(2250 / 8) and str(bn.b200_dgx_ops_per_byte()) == "281"
 
 
 # ------------------------------------------------------------------ 2.4.2 LLM bottlenecks
@@ -101,9 +119,11 @@ D = H // NQ
 ATTN = H * NQ * D + 2 * H * NKV * D + NQ * D * H          # q, k, v, o projections
 MLP = 3 * H * LLAMA["intermediate_size"]                   # gate, up, down
 TOTAL = 2 * V * H + H + L * (ATTN + MLP + 2 * H)           # untied embedding + LM head, norms
-MATMUL = V * H + L * (ATTN + MLP)                          # what one token multiplies by
+MATMUL = V * H + L * (ATTN + MLP)                          # what one token multiplies by (LM head included)
 STREAMED = TOTAL - V * H                                   # the embedding is a row lookup, not read in full
 KV_PER_TOKEN = 2 * L * NKV * D * 2                         # K and V, every layer, FP16
+ACT_PER_TOKEN = 2 * L * H * 2                              # every block's input and output hidden state, FP16
+LOGITS = V * 2                                             # one position's logits, FP16
 H100_PEAK, H100_BW = 989.4e12, 3.35e12
 
 
@@ -116,13 +136,17 @@ def llama_phase(flops, nbytes):
     return flops, nbytes, flops / nbytes, max(flops / H100_PEAK, nbytes / H100_BW)
 
 
-def llama_prefill(prompt=4096):
-    flops = sum(llama_flops_per_token(c) for c in range(1, prompt + 1))  # causal: token i sees i keys
-    return llama_phase(flops, 2 * STREAMED + prompt * KV_PER_TOKEN)
+def llama_prefill(prompt=4096, every_position=False):
+    """Causal: token i sees i keys. The LM head runs on the last position only, unless every position is scored.
+    Bytes: weights once, the prompt's K and V written, every block's hidden states and the logits."""
+    positions = prompt if every_position else 1
+    flops = sum(llama_flops_per_token(c) for c in range(1, prompt + 1)) - (prompt - positions) * 2 * V * H
+    return llama_phase(flops, 2 * STREAMED + prompt * KV_PER_TOKEN + prompt * ACT_PER_TOKEN + positions * LOGITS)
 
 
 def llama_decode(context=4096, batch=1):
-    return llama_phase(batch * llama_flops_per_token(context), 2 * STREAMED + batch * context * KV_PER_TOKEN)
+    nbytes = 2 * STREAMED + batch * (context * KV_PER_TOKEN + ACT_PER_TOKEN + LOGITS)
+    return llama_phase(batch * llama_flops_per_token(context), nbytes)
 
 
 def test_fp16_is_two_bytes_and_a_matvec_does_about_one_op_per_byte():
@@ -135,10 +159,20 @@ def test_llama_parameters_by_hand_are_the_published_8b():
     assert TOTAL == 8_030_261_248  # Meta: "8B"; the safetensors index of Llama-3.1-8B sums to 8,030,261,248
 
 
+def test_weights_held_and_weights_read_are_two_stated_numbers():
+    # One convention per quantity: memory holds every parameter (16.06 GB, section 2.2's 16.1 GB); a pass reads
+    # all but the input embedding table (vocab x hidden), whose rows it only looks up.
+    assert bn.llama_8b_weight_bytes_held().value == 2 * TOTAL and str(bn.llama_8b_weight_bytes_held()) == "16.06 GB"
+    assert bn.llama_8b_weight_bytes_read().value == 2 * STREAMED and str(bn.llama_8b_weight_bytes_read()) == "15.01 GB"
+    assert bn.llama_8b_embedding_bytes().value == 2 * V * H and str(bn.llama_8b_embedding_bytes()) == "1.051 GB"
+    assert 2 * TOTAL - 2 * STREAMED == 2 * V * H
+
+
 def test_phase_table_against_the_equations():
     table = bn.llama_8b_phase_table()
-    assert [str(r[0]) for r in table.rows] == ["Prefill, 4,096 tokens (TTFT)", "Decode step, batch 1 (TPOT)",
-                                               "Decode step, batch 64"]
+    assert [str(r[0]) for r in table.rows] == ["Prefill, 4,096-token prompt (TTFT)",
+                                               "Decode step, batch 1, 4,096-token context (TPOT)",
+                                               "Decode step, batch 64, 4,096-token context"]
     expected = [llama_prefill(), llama_decode(), llama_decode(batch=64)]
     ridge = 989.4 / 3.35
     for row, (flops, nbytes, intensity, time) in zip(table.rows, expected, strict=True):
@@ -148,16 +182,50 @@ def test_phase_table_against_the_equations():
         assert row[4].value == ("memory" if intensity < ridge else "compute")
         assert row[5].value == pytest.approx(time * 1e3)
     text = str(table)
-    assert "| Prefill, 4,096 tokens (TTFT) | 65.9 TFLOP | 15.5 GB | 4,237 | compute | 66.6 ms |" in text
-    assert "| Decode step, batch 1 (TPOT) | 17.2 GFLOP | 15.5 GB | 1.1 | memory | 4.64 ms |" in text
-    assert "| Decode step, batch 64 | 1.1 TFLOP | 49.4 GB | 22.2 | memory | 14.7 ms |" in text
+    assert "| Prefill, 4,096-token prompt (TTFT) | 61.6 TFLOP | 17.7 GB | 3,480 | compute | 62.2 ms |" in text
+    assert "| Decode step, batch 1, 4,096-token context (TPOT) | 17.2 GFLOP | 15.5 GB | 1.1 | memory | 4.64 ms |" in text
+    assert "| Decode step, batch 64, 4,096-token context | 1.1 TFLOP | 49.4 GB | 22.2 | memory | 14.8 ms |" in text
+    assert bn.decode_context().value == 4096 and bn.big_batch().value == 64
 
 
 def test_prefill_is_compute_bound_and_decode_memory_bound():
     assert bn.llama_8b_prefill_intensity().value == pytest.approx(llama_prefill()[2])
-    assert str(bn.llama_8b_prefill_intensity()) == "4,237"
+    assert str(bn.llama_8b_prefill_intensity()) == "3,480"
     assert bn.llama_8b_decode_intensity().value == pytest.approx(llama_decode()[2])
     assert str(bn.llama_8b_decode_intensity()) == "1.1"
+
+
+def test_one_matmul_and_a_whole_pass_count_different_bytes():
+    # Section 2.1: q_proj (4,096 x 4,096) over 4,096 tokens, input + weight + output: 2·m³ / (3·m²·2) = m / 3.
+    m = 4096
+    assert H == NQ * D == m
+    assert bn.q_proj_prefill_intensity().value == pytest.approx(m / 3) and str(bn.q_proj_prefill_intensity()) == "1,365"
+    # the whole pass moves only the hidden state between blocks, and the last logits: 12 % of its bytes
+    nbytes = llama_prefill()[1]
+    share = (4096 * ACT_PER_TOKEN + LOGITS) / nbytes
+    assert bn.llama_8b_prefill_activation_share().value == pytest.approx(share)
+    assert str(bn.llama_8b_prefill_activation_share()) == "12 %"
+
+
+def test_logits_at_every_position_cost_the_lm_head_4095_more_times():
+    last, every = llama_prefill(), llama_prefill(every_position=True)
+    assert bn.llama_8b_all_logits_extra_flops().value == pytest.approx(4095 * 2 * V * H)
+    assert str(bn.llama_8b_all_logits_extra_flops()) == "4.3 TFLOP"
+    assert bn.llama_8b_all_logits_extra_share().value == pytest.approx(every[0] / last[0] - 1)
+    assert str(bn.llama_8b_all_logits_extra_share()) == "7 %"
+    assert bn.llama_8b_all_logits_extra_bytes().value == 4095 * LOGITS
+    assert str(bn.llama_8b_all_logits_extra_bytes()) == "1.05 GB"
+
+
+def test_short_prompts_prefill_memory_bound_below_the_crossover():
+    ridge = 989.4 / 3.35
+    crossover = next(p for p in range(1, 5000) if llama_prefill(p)[2] >= ridge)
+    assert bn.llama_8b_prefill_crossover_tokens().value == crossover == 321
+    assert llama_prefill(crossover - 1)[2] < ridge <= llama_prefill(crossover)[2]
+    assert bn.llama_8b_weight_read_ms().value == pytest.approx(2 * STREAMED / H100_BW * 1e3)
+    assert str(bn.llama_8b_weight_read_ms()) == "4.48 ms"
+    # below the crossover a prefill takes about the weight-read time whatever its length
+    assert llama_prefill(16)[3] == pytest.approx(2 * STREAMED / H100_BW, rel=0.02)
 
 
 def test_one_sequence_decodes_at_most_215_tokens_per_second():
@@ -166,6 +234,30 @@ def test_one_sequence_decodes_at_most_215_tokens_per_second():
     assert bn.llama_8b_decode_tokens_per_s().value == pytest.approx(1 / time)
     assert str(bn.llama_8b_decode_tokens_per_s()) == "215"
     assert bn.llama_8b_decode_bytes().value == pytest.approx(nbytes) and str(bn.llama_8b_decode_bytes()) == "15.5 GB"
+    assert bn.llama_8b_decode_kv_bytes().value == 4096 * KV_PER_TOKEN and str(bn.llama_8b_decode_kv_bytes()) == "537 MB"
+    assert bn.llama_8b_decode_activation_bytes().value == ACT_PER_TOKEN + LOGITS
+    assert str(bn.llama_8b_decode_activation_bytes()) == "781 kB"
+
+
+def test_decode_parts_give_attentions_share_of_flops_and_of_bytes():
+    c = 4096
+    attn_flops = 4 * L * NQ * D * c
+    flops = 2 * MATMUL + attn_flops
+    one = 2 * STREAMED + c * KV_PER_TOKEN + ACT_PER_TOKEN + LOGITS
+    many = 2 * STREAMED + 64 * (c * KV_PER_TOKEN + ACT_PER_TOKEN + LOGITS)
+    assert bn.llama_8b_decode_attention_flop_share().value == pytest.approx(attn_flops / flops)
+    assert bn.llama_8b_decode_attention_byte_share().value == pytest.approx(c * KV_PER_TOKEN / one)
+    assert bn.llama_8b_decode_attention_byte_share_batched().value == pytest.approx(64 * c * KV_PER_TOKEN / many)
+    assert [str(f()) for f in (bn.llama_8b_decode_attention_flop_share, bn.llama_8b_decode_attention_byte_share,
+                               bn.llama_8b_decode_attention_byte_share_batched)] == ["13 %", "3.5 %", "70 %"]
+    w, kv, act, total = bn.llama_8b_decode_parts_table().rows
+    assert w[1].value == pytest.approx(2 * MATMUL) and w[3].value == 2 * STREAMED
+    assert w[4].value == pytest.approx(2 * STREAMED / one) and w[5].value == pytest.approx(2 * STREAMED / many)
+    assert kv[1].value == attn_flops and kv[2].value == pytest.approx(attn_flops / flops)
+    assert kv[3].value == c * KV_PER_TOKEN and kv[5].value == pytest.approx(64 * c * KV_PER_TOKEN / many)
+    assert str(act[1]) == "not counted" and act[3].value == ACT_PER_TOKEN + LOGITS
+    assert total[1].value == pytest.approx(flops) and total[3].value == pytest.approx(one)
+    assert "| KV cache (attention) | 2.15 GFLOP | 13 % | 537 MB | 3.5 % | 70 % |" in str(bn.llama_8b_decode_parts_table())
 
 
 N, d = 4096, 128
@@ -260,28 +352,35 @@ DENOISERS = [
 
 
 def denoiser(params, layers, width, tokens):
+    """(FLOPs, attention's share, bytes, intensity) of one pass. Bytes by section 2.4.2's convention: BF16
+    weights read once, each block's input and output hidden states, and the predicted latent (16 channels x a
+    2 x 2 patch per token)."""
     linear, attention = 2 * params * tokens, 4 * layers * tokens**2 * width
-    nbytes = 2 * (params + 2 * layers * tokens * width)  # BF16 weights once, each block's in and out
-    return linear + attention, attention / (linear + attention), (linear + attention) / nbytes
+    nbytes = 2 * (params + 2 * layers * tokens * width + tokens * 16 * 4)
+    return linear + attention, attention / (linear + attention), nbytes, (linear + attention) / nbytes
 
 
 def test_denoiser_pass_table_against_the_equation():
     table = bn.denoiser_pass_table()
-    assert table.header == ("Model", "Latent tokens", "FLOPs per pass", "Attention share", "Intensity", "Bound")
+    assert table.header == ("Model", "Latent tokens", "FLOPs per pass", "Attention share of FLOPs", "Bytes per pass",
+                            "Activations share of bytes", "Intensity", "Bound")
     for row, (name, params, layers, width, tokens) in zip(table.rows, DENOISERS, strict=True):
-        flops, share, intensity = denoiser(params, layers, width, tokens)
+        flops, share, nbytes, intensity = denoiser(params, layers, width, tokens)
         assert row[0].value == name and row[1].value == tokens
         assert row[2].value == pytest.approx(flops) and row[3].value == pytest.approx(share)
-        assert row[4].value == pytest.approx(intensity) == tokens  # 2·N ÷ b with b = 2: one op per byte per token
-        assert row[5].value == "compute"
+        assert row[4].value == pytest.approx(nbytes) and row[5].value == pytest.approx(1 - 2 * params / nbytes)
+        assert row[6].value == pytest.approx(intensity)
+        assert 0.999 * tokens < intensity < tokens  # just under 2·N ÷ b with b = 2: one op per byte per token
+        assert row[7].value == "compute"
     text = str(table)
-    assert "| FLUX.1-dev | 4,096 | 110 TFLOP | 11 % | 4,096 | compute |" in text
-    assert "| Wan2.1-T2V-14B | 75,600 | 6.8 PFLOP | 69 % | 75,600 | compute |" in text
+    assert "| FLUX.1-dev | 4,096 | 110 TFLOP | 11 % | 26.9 GB | 11 % | 4,096 | compute |" in text
+    assert "| Wan2.1-T2V-14B | 75,600 | 6.8 PFLOP | 69 % | 89.9 GB | 69 % | 75,592 | compute |" in text
 
 
 def test_every_pass_is_far_above_the_ridge():
-    assert bn.qwen_image_pass_intensity().value == pytest.approx(83 * 83)
+    qwen = DENOISERS[1]
+    assert bn.qwen_image_pass_intensity().value == pytest.approx(denoiser(*qwen[1:])[3])
     assert str(bn.qwen_image_pass_intensity()) == "6,889"
-    lowest = min(tokens for *_, tokens in DENOISERS)
+    lowest = min(denoiser(*row[1:])[3] for row in DENOISERS)
     assert bn.denoiser_min_intensity_over_ridge().value == pytest.approx(lowest / (989.4 / 3.35))
     assert str(bn.denoiser_min_intensity_over_ridge()) == "14"

@@ -4,7 +4,8 @@
 - the browser runtime: the `chapter2` wheel (for download) and the archives the
   browser loads, the Pyodide files (self-hosted: verified by hash, Python
   precompiled by pycompile.py) or the CDN setting, and `assets/chapter2/config.js`;
-- vendored front-end assets (mermaid) from node_modules;
+- vendored front-end assets from node_modules: mermaid, and KaTeX's stylesheet and fonts;
+- equations: every page's TeX typeset at build time by KaTeX (equations.py), no script in the browser;
 - page directives (calculators, snippets, figures, `{{ py: }}` numbers).
 
 Any failure raises and fails the build: a site with a missing figure or a
@@ -27,6 +28,7 @@ from mkdocs.structure.files import File
 
 import csp
 import directives
+import equations
 import pycompile
 import pyodide_files
 import wheel
@@ -47,6 +49,7 @@ def on_config(config):
     _state["tmp"] = tempfile.TemporaryDirectory(prefix="chapter2-site-")
     _state["mode"] = _mode(config)
     _state["snippets"] = {}
+    _state["equations"] = {}  # (TeX, display) -> KaTeX's HTML, for the whole build
     return config
 
 
@@ -74,6 +77,9 @@ def on_files(files, config):
 
         mermaid = pyodide_files.verified_vendor_file(ROOT, "mermaid/dist/mermaid.min.js")
         _add(files, config, "assets/vendor/mermaid.min.js", path=mermaid)
+        for uri, path in equations.site_files(ROOT).items():
+            _add(files, config, uri, path=path)
+        _state["katex"] = equations.renderer(ROOT)
     except (pyodide_files.VerificationError, pycompile.CompileError) as err:
         raise PluginError(str(err)) from err
     return files
@@ -158,7 +164,13 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_post_page(output, page, config):
-    """Per-page additions: vendored mermaid where a diagram is drawn, and the Content-Security-Policy."""
+    """Per-page additions: typeset equations, vendored mermaid where a diagram is drawn, and the Content-Security-Policy."""
+    if 'class="arithmatex"' in output:
+        try:
+            output = equations.typeset(output, page.file.src_uri, _state["katex"], _state["equations"])
+        except equations.EquationError as err:
+            raise PluginError(str(err)) from err
+        output = output.replace("</head>", equations.stylesheet_link(page.url) + "\n</head>", 1)
     if 'class="mermaid"' in output:
         # mermaid is 2.6 MB: load it only on pages that draw a diagram, before Material's bundle looks for it
         src = "../" * page.url.count("/") + "assets/vendor/mermaid.min.js"

@@ -25,6 +25,7 @@ import traceback
 from pathlib import Path
 
 import chapter_map
+import equations
 import recall
 
 from chapter2 import calculators, pages
@@ -48,13 +49,26 @@ def fact_text(name: str, page_path: str) -> str:
 
 
 def expand_facts(text: str, page_path: str) -> str:
-    """Replace every `{{ fact: NAME }}`; anything else between double braces is an error."""
-    text = pages.FACT_REF.sub(lambda m: fact_text(m.group(1), page_path), text)
-    leftover = LEFTOVER.search(text)
-    if leftover:
-        raise DirectiveError(f"{page_path}: {leftover.group(0)!r} is not a fact reference; "
-                             "pages name facts as {{ fact: SECTION.NAME }} and never compute")
-    return text
+    """Replace every `{{ fact: NAME }}`; anything else between double braces is an error.
+
+    Inside an equation (equations.SOURCE: TeX for KaTeX) a fact is written as TeX text, escaped.
+    """
+    def expand(part: str, in_math: bool) -> str:
+        leftover = LEFTOVER.search(pages.FACT_REF.sub(" ", part))
+        if leftover:
+            hint = " (in TeX, put a space between two braces: `} }`)" if in_math else ""
+            raise DirectiveError(f"{page_path}: {leftover.group(0)!r} is not a fact reference{hint}; "
+                                 "pages name facts as {{ fact: SECTION.NAME }} and never compute")
+        if not in_math:
+            return pages.FACT_REF.sub(lambda m: fact_text(m.group(1), page_path), part)
+        try:
+            return pages.FACT_REF.sub(lambda m: equations.tex_text(fact_text(m.group(1), page_path)), part)
+        except equations.EquationError as err:
+            raise DirectiveError(f"{page_path}: a fact in {part.strip()[:80]!r}: {err}") from err
+
+    parts = equations.SOURCE.split(text)
+    maths = equations.SOURCE.findall(text)
+    return "".join(expand(p, False) + (expand(maths[i], True) if i < len(maths) else "") for i, p in enumerate(parts))
 
 
 def expand(markdown: str, *, page_path: str, root: Path, snippet_cache: dict, pages: set[str] | None = None) -> str:

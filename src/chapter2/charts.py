@@ -85,11 +85,15 @@ def point(x, y, label: str = "", *, color: int | None = None, legend: bool = Fal
     return p
 
 
-def rule(axis: str, at, label: str = "") -> dict:
-    """A dashed line across the plot: axis 'x' is a vertical line at x = at, 'y' a horizontal one."""
+def rule(axis: str, at, label: str = "", *, bottom: bool = False) -> dict:
+    """A dashed line across the plot: axis 'x' is a vertical line at x = at, 'y' a horizontal one.
+    A vertical line's label goes at the top of the plot, or at the bottom with bottom=True."""
     if axis not in ("x", "y"):
         raise ValueError(f"rule axis must be 'x' or 'y', got {axis!r}")
-    return {"axis": axis, "at": _r(at), "label": str(label)}
+    r = {"axis": axis, "at": _r(at), "label": str(label)}
+    if bottom:
+        r["bottom"] = True
+    return r
 
 
 def chart(series=(), points=(), rules=(), summary: str = "") -> dict:
@@ -139,15 +143,17 @@ def digest(data: dict) -> str:
 # ------------------------------------------------------------------ axes
 
 class _Axis:
-    def __init__(self, values, log: bool, fixed, lo_px: float, hi_px: float):
+    def __init__(self, values, log: bool, fixed, lo_px: float, hi_px: float, pad: float = 1.0):
         self.log = log
         if fixed:
             lo, hi = float(fixed[0]), float(fixed[1])
             slack = 1e-9 * (hi - lo)
             self.ticks = [t for t in (_log_ticks(lo, hi) if log else _lin_ticks(lo, hi)[2]) if lo - slack <= t <= hi + slack]
-        elif log:
+        elif log:  # out to the next 1, 2 or 5 x 10^k (after `pad`, room so that nothing sits on the frame)
             vals = [v for v in values if v > 0] or [1.0]
-            lo, hi = 10.0 ** math.floor(math.log10(min(vals)) + 1e-9), 10.0 ** math.ceil(math.log10(max(vals)) - 1e-9)
+            lo, hi = _nice_log(min(vals) / pad, down=True), _nice_log(max(vals) * pad, down=False)
+            if pad == 1 and max(vals) >= 10 * min(vals):  # no room asked for: the data's own extent
+                lo, hi = min(vals), max(vals)
             if hi <= lo:
                 hi = lo * 10
             self.ticks = _log_ticks(lo, hi)
@@ -164,7 +170,7 @@ class _Axis:
         return self.px[0] + (t - a) / (b - a) * (self.px[1] - self.px[0])
 
 
-def _lin_ticks(lo: float, hi: float, n: int = 5):
+def _lin_ticks(lo: float, hi: float, n: int = 6):
     if hi - lo <= abs(hi) * 1e-12:
         lo, hi = (lo - 1, hi + 1) if lo == 0 else (lo - abs(lo) / 2, hi + abs(hi) / 2)
     raw = (hi - lo) / n
@@ -173,6 +179,13 @@ def _lin_ticks(lo: float, hi: float, n: int = 5):
     k0, k1 = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
     ticks = [float(f"{k * step:.12g}") for k in range(k0, k1 + 1)]
     return ticks[0], ticks[-1], ticks
+
+
+def _nice_log(v: float, *, down: bool) -> float:
+    """The nearest 1, 2 or 5 x 10^k below (down) or above v."""
+    e = math.floor(math.log10(v))
+    steps = [m * 10.0 ** k for k in (e - 1, e, e + 1) for m in (1, 2, 5)]
+    return float(f"{(max(t for t in steps if t <= v * (1 + 1e-9)) if down else min(t for t in steps if t >= v * (1 - 1e-9))):.12g}")
 
 
 def _log_ticks(lo: float, hi: float) -> list[float]:
@@ -192,7 +205,7 @@ def tick_text(v: float) -> str:
         if abs(v) >= scale:
             return f"{v / scale:.4g}{prefix}"
     if abs(v) < 1e-3:
-        mantissa, exp = f"{v:.1e}".split("e")
+        mantissa, exp = f"{v:.2e}".split("e")
         return f"{float(mantissa):g}e{int(exp)}"
     return f"{v:.4g}"
 
@@ -201,6 +214,8 @@ def value_text(v: float) -> str:
     """A number in the text alternative: 4 significant digits, SI prefixes from 10,000."""
     if abs(v) >= 1e4:
         return tick_text(float(f"{v:.4g}"))
+    if 0 < abs(v) < 1e-3:
+        return tick_text(float(f"{v:.3g}"))
     return sig(v, 4)
 
 
@@ -273,7 +288,7 @@ def describe(spec: ChartSpec, data: dict) -> str:
     if marked:
         parts.append("Marked: " + "; ".join(marked) + ".")
     for r in data["rules"]:
-        parts.append(f"Line at {r['axis']} = {value_text(r['at'])}{': ' + r['label'] if r['label'] else ''}.")
+        parts.append(f"Dashed line: {r['label'] or r['axis'] + ' = ' + value_text(r['at'])}.")
     if data["summary"]:
         parts.append(data["summary"])
     return " ".join(parts)
@@ -289,7 +304,7 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     ys += [r["at"] for r in data["rules"] if r["axis"] == "y"]
     if any(s["kind"] == "bars" for s in data["series"]) and not spec.y_log:
         ys.append(0.0)
-    ya = _Axis(ys, spec.y_log, spec.y_range, h - BOTTOM, TOP)
+    ya = _Axis(ys, spec.y_log, spec.y_range, h - BOTTOM, TOP, pad=1.1)
     labels = [tick_text(t) for t in ya.ticks]
     left = 22 + 7 * max(len(t) for t in labels) + 6
     xa = _Axis(xs, spec.x_log, spec.x_range, left, W - RIGHT)
@@ -330,13 +345,16 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
                        f' stroke-linejoin="round"{dash}/>')
     out.append("</g>")
     # rules and markers
+    n_top = n_bottom = 0
     for r in data["rules"]:
-        if r["axis"] == "x":
+        if r["axis"] == "x":  # labels of vertical rules stack from the top (or the bottom), one line each
             x = xa(r["at"])
             right = x > x0 + 0.7 * (x1 - x0)
             out.append(f'<path d="M{_f(x)} {y0}V{y1}" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3"/>')
             if r["label"]:
-                out.append(f'<text x="{_f(x - 4 if right else x + 4)}" y="{y1 + 11}" fill="currentColor" '
+                y = y0 - 5 - 14 * n_bottom if r.get("bottom") else y1 + 11 + 14 * n_top
+                n_bottom, n_top = (n_bottom + 1, n_top) if r.get("bottom") else (n_bottom, n_top + 1)
+                out.append(f'<text x="{_f(x - 4 if right else x + 4)}" y="{_f(y)}" fill="currentColor" '
                            f'text-anchor="{"end" if right else "start"}">{e(r["label"])}</text>')
         else:
             y = ya(r["at"])

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from chapter2 import calculators
+from chapter2 import calculators, charts
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 60_000
@@ -35,11 +35,13 @@ def _outputs(calc):
     return calc.evaluate("""el => Object.fromEntries([...el.querySelectorAll('[data-output]')].map(dd =>
         [dd.dataset.output, dd.dataset.kind === 'bars'
             ? [...dd.querySelectorAll('.c2-bar')].map(b => [b.querySelector('.c2-bar__label').textContent, +b.querySelector('meter').value])
-            : dd.textContent]))""")
+            : dd.dataset.kind === 'chart' ? dd.querySelector('figure').dataset.digest : dd.textContent]))""")
 
 
 def _normalise(outputs):
-    return {k: [[str(lbl), float(f"{float(v):.9g}")] for lbl, v in val] if isinstance(val, list) else val for k, val in outputs.items()}
+    """Bars to rounded numbers; a chart's data to its digest (the page's figure carries the digest of what it drew)."""
+    return {k: [[str(lbl), float(f"{float(v):.9g}")] for lbl, v in val] if isinstance(val, list)
+            else charts.digest(val) if isinstance(val, dict) else val for k, val in outputs.items()}
 
 
 def _changed_value(field):

@@ -142,7 +142,7 @@
       switch (msg.kind) {
         case "progress":
           if (this.state === "loading") { this.armStall(); this.set("loading", msg); }
-          else if (req) this.set(this.state, { ...msg, request: true });
+          else if (this.current) this.set(this.state, { ...msg, request: true });  // on-demand data of a request
           return;
         case "ready":
           if (this.state !== "loading") return;
@@ -277,8 +277,8 @@
   }
 
   const lanes = {
-    calc: new Lane("calc", cfg.lanes.calc, "import numpy, chapter2.calculators"),
-    code: new Lane("code", cfg.lanes.code, "import numpy, chapter2"),
+    calc: new Lane("calc", cfg.lanes.calc, "import chapter2.calculators"),
+    code: new Lane("code", cfg.lanes.code, "import chapter2"),
   };
 
   function overall() {

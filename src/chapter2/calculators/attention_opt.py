@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .. import ssm
+from .. import charts, ssm
+from ..attention import attended_pairs
 from ..format import nbytes, number, si
 from ._registry import Field, Output, calculator
 
@@ -23,6 +24,8 @@ KV_DTYPES = (("bf16", "BF16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("fp32", "FP32
         Output("ratio", "Work ratio, full / window (the ideal speedup)"),
         Output("saved", "Share of attention work saved"),
         Output("bars", "Scores computed", kind="bars"),
+        Output("chart", "Scores computed against sequence length N", kind="chart",
+               chart=charts.ChartSpec("sequence length N (tokens)", "scores computed", x_log=True, y_log=True)),
     ],
 )
 def sliding_window_calc(n, w):
@@ -34,7 +37,24 @@ def sliding_window_calc(n, w):
         "ratio": f"{number(saving.ratio, 4)}x",
         "saved": f"{100 * saving.saved_share:.1f} %",
         "bars": [["full causal", float(saving.full_pairs)], ["sliding window", float(saving.window_pairs)]],
+        "chart": _window_chart(n, w, saving),
     }
+
+
+def _window_chart(n, w, saving):
+    """Full causal (N (N+1)/2) and windowed work for N from w/16 to 16 max(N, w), log-log: the window's line
+    bends from slope 2 to slope 1 at N = w, so the gap (the saving) keeps growing with N."""
+    lo, hi = max(1, w // 16), min(10**9, 16 * max(n, w))
+    ns = sorted({max(1, round(v)) for v in charts.logspace(lo, hi, 41)} | {min(w, hi)})
+    full = [attended_pairs(m, causal=True) for m in ns]
+    window = [attended_pairs(m, window=w) for m in ns]
+    return charts.chart(
+        [charts.series("full causal", ns, full), charts.series(f"sliding window, w = {w:,}", ns, window)],
+        [charts.point(n, saving.full_pairs, f"full causal at N = {n:,}", color=0),
+         charts.point(n, saving.window_pairs, f"window at N = {n:,}", color=1)],
+        [charts.rule("x", n, f"N = {n:,}"), charts.rule("x", w, f"w = {w:,}")],
+        summary=f"At N = {n:,} the window computes {number(saving.ratio, 4)} times fewer scores; "
+                f"below N = w both are the same.")
 
 
 @calculator(

@@ -10,6 +10,7 @@ import math
 
 from .. import hardware, models, roofline
 from ..format import nbytes, number, si, sig
+from . import _charts
 from ._registry import Field, Output, calculator
 
 GPU_OPTIONS = tuple((key, gpu.name) for key, gpu in hardware.GPUS.items()) + (
@@ -143,6 +144,7 @@ def ops_per_byte_calc(gpu, custom_tflops, custom_tb_s, dtype):
     ],
     outputs=[
         Output("intensity", "Arithmetic intensity (ops/byte) against the GPU's ops:byte", kind="bars"),
+        Output("chart", "Prefill, decode and attention on the GPU's roofline", kind="chart", chart=_charts.ROOFLINE),
         Output("prefill", "Prefill (one prompt)"),
         Output("ttft", "Time to first token, lower bound"),
         Output("crossover", "Prefill turns compute bound at"),
@@ -170,6 +172,12 @@ def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt,
             ["Standard attention", att.intensity],
             ["FlashAttention", flash.intensity],
         ]),
+        "chart": _charts.roofline_chart(g, dtype, [
+            (f"Prefill, {prompt:,} tokens", pre.intensity),
+            (f"Decode, batch {batch:,}, {context:,}-token context", dec.intensity),
+            ("Standard attention", att.intensity),
+            ("FlashAttention", flash.intensity),
+        ]),
         "prefill": _phase_line(pre),
         "ttft": duration(pre.time),
         "crossover": _crossover_line(config, g, dtype, logits),
@@ -196,6 +204,8 @@ def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt,
     ],
     outputs=[
         Output("bars", "Decode intensity against the GPU's ops:byte", kind="bars"),
+        Output("chart", "Decode intensity against the batch size, and the GPU's ops:byte", kind="chart",
+               chart=_charts.DECODE_BATCHING),
         Output("intensity", "Decode intensity"),
         Output("parts", "Weight matmuls vs attention"),
         Output("bytes", "Bytes per step: weights + KV cache + activations"),
@@ -214,6 +224,7 @@ def decode_batching_calc(batch, model, context, gpu, custom_tflops, custom_tb_s,
         "bars": bars([[f"Decode step, batch {batch:,}, {context:,}-token context", dec.intensity],
                       ["Weight matmuls only", dec.weights_intensity],
                       [f"{g.key} ops:byte", dec.ridge]]),
+        "chart": _charts.decode_batching_chart(config, context, g, dtype, batch),
         "intensity": f"{plain(dec.intensity)} ops/byte → {dec.bound} bound",
         "parts": (f"weight matmuls {plain(dec.weights_intensity)} ops/byte, "
                   f"attention over the KV cache {plain(dec.attention_intensity)} ops/byte"),

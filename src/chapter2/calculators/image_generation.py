@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import diffusion
+from .. import charts, diffusion
 from ..format import si
 from ._registry import Field, Output, calculator
 from .bottlenecks import bars, duration, gpu_fields, pick_gpu, plain
@@ -17,6 +17,27 @@ def _pipeline(model, steps, guidance, width, height, gpu, custom_tflops, custom_
     g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
     return diffusion.pipeline_cost(model, steps=steps, guidance=guidance == "on", width=width, height=height,
                                    frames=frames, gpu=g, dtype=dtype, n_gpus=n_gpus), g
+
+
+STEPS_CHART = charts.ChartSpec("denoising steps", "time per image, lower bound (s)", height=230)
+GUIDED = {"on": "guidance on: 2 denoiser passes per step", "off": "guidance off or distilled: 1 pass per step"}
+
+
+def _steps_chart(model, width, height, gpu, custom_tflops, custom_tb_s, dtype, marks):
+    """Time per image against the number of steps, with and without guidance; `marks` = [(steps, guidance, label)]
+    become the points. Time is affine in steps (text encoder + passes x pass time), so a few x values draw it."""
+    hi = max([50] + [2 * s for s, _, _ in marks])
+    xs = sorted({1, hi, *(s for s, _, _ in marks)})
+    lines = [charts.series(GUIDED[g_on], xs, [_pipeline(model, s, g_on, width, height, gpu, custom_tflops, custom_tb_s,
+                                                        dtype)[0].time for s in xs], color=i)
+             for i, g_on in enumerate(("on", "off"))]
+    points = []
+    for steps, g_on, label in marks:
+        cost = _pipeline(model, steps, g_on, width, height, gpu, custom_tflops, custom_tb_s, dtype)[0]
+        points.append(charts.point(steps, cost.time, f"{label}: {steps:,} steps → {cost.passes:,} passes, "
+                                   f"{duration(cost.time)}", color=0 if g_on == "on" else 1, legend=True))
+    return charts.chart(lines, points, summary="Guidance doubles the denoiser passes of every step; a few-step "
+                        "(distilled) model cuts the steps, and usually drops guidance too.")
 
 
 def _pass_lines(cost, g, dtype):
@@ -48,6 +69,7 @@ def _pass_lines(cost, g, dtype):
         Output("intensity", "Intensity of one pass (FLOPs per byte moved)"),
         Output("total_flops", "FLOPs for the image"),
         Output("time", "Time on one GPU, lower bound"),
+        Output("chart", "Time per image against denoising steps", kind="chart", chart=STEPS_CHART),
     ],
 )
 def diffusion_pipeline_calc(model, steps, guidance, width, height, gpu, custom_tflops, custom_tb_s, dtype):
@@ -62,6 +84,8 @@ def diffusion_pipeline_calc(model, steps, guidance, width, height, gpu, custom_t
         "total_flops": si(cost.flops, "FLOP"),
         "time": (f"{duration(cost.time)} (denoiser {duration(cost.denoiser_time)}, "
                  f"text encoder {duration(cost.text_encoder_time)}; VAE decode not included)"),
+        "chart": _steps_chart(model, width, height, gpu, custom_tflops, custom_tb_s, dtype,
+                              [(steps, guidance, "this image")]),
     }
 
 
@@ -80,6 +104,8 @@ def diffusion_pipeline_calc(model, steps, guidance, width, height, gpu, custom_t
     ],
     outputs=[
         Output("times", "Time per image, lower bound (seconds)", kind="bars"),
+        Output("chart", "Time per image against steps: full schedule and few-step model", kind="chart",
+               chart=STEPS_CHART),
         Output("base", "Full schedule"),
         Output("few", "Few-step"),
         Output("saved", "Saved"),
@@ -93,6 +119,8 @@ def few_step_calc(model, width, height, base_steps, base_guidance, few_steps, fe
     return {
         "times": bars([[f"{base_steps} steps, guidance {base_guidance}", base.time],
                        [f"{few_steps} steps, guidance {few_guidance}", few.time]]),
+        "chart": _steps_chart(model, width, height, gpu, custom_tflops, custom_tb_s, "bf16",
+                              [(base_steps, base_guidance, "full schedule"), (few_steps, few_guidance, "few-step")]),
         "base": f"{base.passes:,} passes, {duration(base.time)}",
         "few": f"{few.passes:,} passes, {duration(few.time)}",
         "saved": f"{100 * share:.1f} % of denoiser passes, {100 * (1 - few.time / base.time):.1f} % of the time",

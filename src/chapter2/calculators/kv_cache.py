@@ -16,6 +16,7 @@ from __future__ import annotations
 from .._checks import dtype_bytes
 from ..format import nbytes, number
 from ..models import list_configs, load_config
+from . import _charts
 from ._registry import Field, FieldError, Output, calculator
 
 DTYPES = (("bf16", "BF16 / FP16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("fp32", "FP32 (4 bytes)"), ("fp4", "FP4 (0.5 byte)"))
@@ -61,6 +62,7 @@ def billions(count: int) -> str:
         Output("ratio", "KV cache / weights"),
         Output("note", "Note"),
         Output("memory", "Memory (GB)", kind="bars"),
+        Output("chart", "Memory (GB) against context: KV cache beside the weights", kind="chart", chart=_charts.KV_CACHE),
     ],
 )
 def kv_cache_calc(model, context, batch, dtype, weights_dtype):
@@ -89,4 +91,5 @@ def kv_cache_calc(model, context, batch, dtype, weights_dtype):
         "ratio": f"{number(kv / weights, 3)} x",
         "note": "; ".join(notes) or "none",
         "memory": [["weights", weights / 1e9], ["KV cache", kv / 1e9], ["total", (weights + kv) / 1e9]],
+        "chart": _charts.kv_cache_chart(c, context, batch, dtype, weights),
     }

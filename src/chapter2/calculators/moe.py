@@ -9,6 +9,7 @@ running every expert; weight traffic climbs towards all experts.
 from __future__ import annotations
 
 from .. import moe
+from . import _charts
 from ._registry import Field, FieldError, Output, calculator
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -28,6 +29,7 @@ BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
         Output("compute_share", "Share of expert FLOPs per token"),
         Output("batch_for_coverage", "Batch that touches 90 % / 99 % of experts"),
         Output("curve", "Share of experts touched (%) vs batch size", kind="bars"),
+        Output("chart", "Share of experts touched against the batch, marked at T", kind="chart", chart=_charts.MOE),
     ],
 )
 def moe_coverage_calc(n_experts, k, n_tokens):
@@ -45,4 +47,5 @@ def moe_coverage_calc(n_experts, k, n_tokens):
         "compute_share": f"{100 * k / n_experts:.2f} % (k / E = {k} / {n_experts})",
         "batch_for_coverage": coverage,
         "curve": [[f"{t} tok", 100 * moe.expected_experts_touched(n_experts, k, t) / n_experts] for t in BATCHES],
+        "chart": _charts.moe_chart(n_experts, k, n_tokens),
     }

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import activations as act
+from .. import charts
 from ..format import nbytes, number, si
 from ..linear import matmul_cost
 from ._registry import Field, Output, calculator
@@ -50,6 +53,10 @@ def matmul_cost_calc(m, k, n, dtype):
         Output("swish", "Swish(beta) value / slope"),
         Output("gelu", "GELU value / slope"),
         Output("gelu_tanh", "GELU (tanh) value / slope"),
+        Output("values", "Value f(x), marked at x", kind="chart",
+               chart=charts.ChartSpec("x", "f(x)", x_range=(-6, 6), y_range=(-1, 6), height=230)),
+        Output("slopes", "Slope f′(x), marked at x", kind="chart",
+               chart=charts.ChartSpec("x", "f′(x)", x_range=(-6, 6), y_range=(-0.25, 1.25), height=200)),
     ],
 )
 def activations_calc(x, beta):
@@ -57,9 +64,30 @@ def activations_calc(x, beta):
         return f"{float(value):.4f} / {float(slope):.4f}"
 
     return {
+        **_activation_charts(x, beta),
         "relu": pair(act.relu(x), act.relu_slope(x)),
         "silu": pair(act.silu(x), act.silu_slope(x)),
         "swish": pair(act.swish(x, beta), act.swish_slope(x, beta)),
         "gelu": pair(act.gelu(x), act.gelu_slope(x)),
         "gelu_tanh": pair(act.gelu(x, "tanh"), act.gelu_slope(x, "tanh")),
     }
+
+
+# x from -6 to 6 in steps of 0.2, with 0 split into -1e-9 and +1e-9 so that ReLU's slope jumps upright
+CHART_X = [v for i in range(61) for v in ((-1e-9, 1e-9) if i == 30 else (round(-6 + 0.2 * i, 10),))]
+
+
+def _activation_charts(x, beta):
+    """The five activations and their slopes over the slider's range, the current x marked on every curve."""
+    grid = np.array(CHART_X)
+    curves = [("ReLU", act.relu, act.relu_slope), ("SiLU", act.silu, act.silu_slope),
+              (f"Swish, β = {beta:g}", lambda v: act.swish(v, beta), lambda v: act.swish_slope(v, beta)),
+              ("GELU", act.gelu, act.gelu_slope),
+              ("GELU (tanh)", lambda v: act.gelu(v, "tanh"), lambda v: act.gelu_slope(v, "tanh"))]
+    out = {}
+    for key, which in (("values", 1), ("slopes", 2)):
+        lines = [charts.series(c[0], grid, c[which](grid), dash=c[0] == "GELU (tanh)") for c in curves]
+        points = [charts.point(x, float(c[which](x)), c[0], color=i) for i, c in enumerate(curves)]
+        out[key] = charts.chart(lines, points, [charts.rule("x", x, f"x = {x:g}")],
+                                summary=f"Swish uses beta = {beta:g}; beta = 1 is SiLU, a large beta approaches ReLU.")
+    return out

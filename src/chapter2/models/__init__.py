@@ -1,9 +1,12 @@
 """Models (chapter section 2.2): config.json arithmetic and a tiny decoder-only transformer.
 
 - `config`: `ModelConfig` (parameters, KV cache bytes, FLOPs per token) and
-  `describe_architecture` ("Qwen3MoeForCausalLM" -> Qwen3, MoE, causal LM).
+  `describe_architecture` ("Qwen3MoeForCausalLM" -> Qwen3, MoE, causal LM);
+  `FAMILIES` lists the model classes it reads exactly.
 - `load_config(name)` / `list_configs()`: real config.json files of published
-  models, shipped in `chapter2/data/configs/` (each with its `_source` URL).
+  models, shipped in `chapter2/data/configs/` (each with its `_source` URL);
+  `list_family_configs()`: one more real config per supported family, in
+  `chapter2/data/configs/families/`, whose published totals the tests check.
 - `transformer`: the numpy reference model (prefill, decode, KV cache,
   `load_pretrained` of a Hugging Face checkpoint, `generate`).
 - `TINY_LM_DIR`: the folder of the shipped tiny model.
@@ -17,29 +20,39 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .config import Architecture, ModelConfig, ParamCount, describe_architecture
+from .config import FAMILIES, Architecture, Family, KVGroup, ModelConfig, ParamCount, ParamPart, describe_architecture
 
-__all__ = ["ModelConfig", "ParamCount", "Architecture", "describe_architecture", "load_config", "list_configs",
-           "CONFIG_DIR", "TINY_LM_DIR"]
+__all__ = ["ModelConfig", "ParamCount", "ParamPart", "KVGroup", "Architecture", "Family", "FAMILIES",
+           "describe_architecture", "load_config", "list_configs", "list_family_configs", "CONFIG_DIR",
+           "FAMILY_CONFIG_DIR", "TINY_LM_DIR"]
 
 # Paths next to the package (not importlib.resources): `chapter2/data` is not a
 # package, and a pure-Python wheel installed in Pyodide unpacks to real files.
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "data" / "configs"
+FAMILY_CONFIG_DIR = CONFIG_DIR / "families"
 # The shipped tiny model (config.json, model.safetensors, tokenizer.json; trained by
 # scripts/train_tiny_lm.py). The one place its folder is named: everything else imports it.
 TINY_LM_DIR = Path(__file__).resolve().parent.parent / "data" / "tiny_lm"
 
 
 def list_configs() -> list[str]:
-    """Names of the shipped configs, e.g. ['DeepSeek-V3', 'Llama-3.1-8B', ...] (sorted)."""
+    """Names of the configs the site compares (page table, calculators), e.g. ['DeepSeek-V3', ...] (sorted)."""
     return sorted(p.stem for p in CONFIG_DIR.glob("*.json"))
 
 
+def list_family_configs() -> list[str]:
+    """Names of the extra real configs, one per supported family not covered by `list_configs()` (sorted)."""
+    return sorted(p.stem for p in FAMILY_CONFIG_DIR.glob("*.json"))
+
+
 def load_config(name: str) -> ModelConfig:
-    """The shipped config of model `name` (a Hugging Face repo name such as "Qwen3-235B-A22B")."""
+    """The shipped config of model `name` (a Hugging Face repo name such as "Qwen3-235B-A22B").
+
+    Looks in `list_configs()` and then in `list_family_configs()`.
+    """
     if not isinstance(name, str):
         raise TypeError(f"name must be a model name string, got {type(name).__name__}")
-    known = list_configs()
-    if name not in known:
-        raise ValueError(f"name must be one of the shipped configs {known}, got {name!r}")
-    return ModelConfig.from_json(CONFIG_DIR / f"{name}.json")
+    for folder in (CONFIG_DIR, FAMILY_CONFIG_DIR):
+        if name in {p.stem for p in folder.glob("*.json")}:
+            return ModelConfig.from_json(folder / f"{name}.json")
+    raise ValueError(f"name must be one of the shipped configs {list_configs() + list_family_configs()}, got {name!r}")

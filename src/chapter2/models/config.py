@@ -3,39 +3,49 @@
 A Hugging Face checkpoint ships a `config.json` that lists every size of the
 network: width (`hidden_size`), depth (`num_hidden_layers`), attention heads,
 feed-forward width, vocabulary, and for a mixture of experts the expert count
-and how many are routed per token. `ModelConfig` reads those files for the
-families the chapter discusses and turns them into the three numbers an
-inference engineer needs first:
+and how many are routed per token. `ModelConfig` reads those files and turns
+them into the numbers an inference engineer needs first:
 
 - `params()`: total parameters (what must sit in GPU memory) and active
   parameters (what one token actually reads: the router picks a few experts);
-- `kv_cache_bytes_per_token(dtype)` and `kv_cache_bytes(context, batch, dtype)`:
-  the memory the KV cache grows by, with grouped-query attention, sliding
-  windows and DeepSeek's multi-head latent attention taken into account;
+  `param_breakdown()` says where they sit;
+- `kv_cache_bytes_per_token(dtype)`, `kv_cache_bytes(context, batch, dtype)` and
+  `kv_cache_breakdown(context)`: the memory the KV cache takes, per layer type
+  (full attention, sliding window, chunked attention, multi-head latent attention);
 - `flops_per_token(context)`: the compute one decoded token costs.
+
+Supported families (the `architectures[0]` class name decides; `FAMILIES` lists
+them with the published models that use each class): Llama (2, 3.x), Llama 4
+(text; its multimodal wrapper is read through `text_config`), Mistral (also
+Mistral Nemo), Mixtral, Qwen2 / Qwen2.5, Qwen2-MoE, Qwen3, Qwen3-MoE,
+DeepSeek-V2 and DeepSeek-V3 (also Kimi-K2 and Moonlight, which use the V3
+class), Gemma, Gemma 2, Gemma 3 (text), Phi-3 / Phi-4, Phi-3.5-MoE, OLMo 2,
+OLMoE, Granite, GraniteMoE, Cohere (Command R), gpt-oss, GLM-4.5 (glm4_moe),
+ERNIE 4.5 MoE, SmolLM3. Every count is the one the family's `transformers`
+model class builds (the tests instantiate each on the meta device and compare);
+a field a config.json leaves out takes the default of the family's transformers
+config class, and `defaulted` lists which ones did. Any other class is refused
+by name, before any field is read.
 
 `ModelConfig.from_numbers(...)` describes a model by plain numbers instead
 (parameter counts and attention sizes), for estimates without a config.json:
 `chapter2.roofline` takes a ModelConfig (or a shipped config's name) and nothing else.
 
-Supported layouts (the `architectures[0]` class name decides):
-Llama, Mistral (sliding window), Mixtral (MoE), Qwen2 (q/k/v bias), Qwen2-MoE
-(shared expert), Qwen3 (q/k RMSNorm), Qwen3-MoE, DeepSeek-V3 (multi-head
-latent attention, shared expert, dense first layers).
-
-Only the stdlib is imported: this runs in the browser (Pyodide).
+Only the stdlib (and the package's input checks) is imported: this runs in the browser (Pyodide).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._checks import dtype_bytes, finite_real, positive_int
 
-__all__ = ["ModelConfig", "ParamCount", "Architecture", "describe_architecture"]
+__all__ = ["ModelConfig", "ParamCount", "ParamPart", "KVGroup", "Architecture", "describe_architecture", "FAMILIES",
+           "Family", "MLA_FORMS", "family_of"]
 
 
 # -----------------------------------------------------------------------------
@@ -52,21 +62,17 @@ _TASKS = {
 }
 
 # Class-name stems whose display name is not the stem itself, or which are
-# mixtures of experts without "Moe" in the name.
-_FAMILIES = {
+# mixtures of experts without "Moe" at the end of the stem.
+_NAMES = {
     "Mixtral": ("Mixtral", True),
     "DeepseekV2": ("DeepSeek-V2", True),
     "DeepseekV3": ("DeepSeek-V3", True),
     "Dbrx": ("DBRX", True),
     "GptOss": ("gpt-oss", True),
-}
-
-
-# model_type -> causal LM class, for configs without an "architectures" entry
-_CAUSAL_LM_BY_MODEL_TYPE = {
-    "llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
-    "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3": "Qwen3ForCausalLM",
-    "qwen3_moe": "Qwen3MoeForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
+    "Phimoe": ("Phi-MoE", True),
+    "Olmoe": ("OLMoE", True),
+    "Llama4": ("Llama4", True),
+    "Ernie4_5_": ("Ernie4_5", True),
 }
 
 
@@ -84,8 +90,10 @@ def describe_architecture(name: str) -> Architecture:
     """Read a transformers class name such as "Qwen3MoeForCausalLM".
 
     The name is `<Family>[Moe]For<Task>` (or `<Family>Model`, a bare backbone
-    with no head; or GPT-2's `<Family>LMHeadModel`, a causal LM). "Moe" marks a mixture of experts model; a few MoE families
-    (Mixtral, DeepSeek-V2/V3, DBRX, gpt-oss) are known by name.
+    with no head; or GPT-2's `<Family>LMHeadModel`, a causal LM). "Moe" marks a
+    mixture of experts model; a few MoE families (Mixtral, DeepSeek-V2/V3, DBRX,
+    gpt-oss, Phi-MoE, OLMoE, Llama 4) are known by name. This reads the name
+    only; `ModelConfig.from_hf` decides from the config whether layers are MoE.
 
     >>> describe_architecture("Qwen3MoeForCausalLM")
     Architecture(name='Qwen3MoeForCausalLM', family='Qwen3', is_moe=True, task='causal language modeling')
@@ -106,7 +114,7 @@ def describe_architecture(name: str) -> Architecture:
     is_moe = stem.endswith("Moe")
     if is_moe:
         stem = stem[: -len("Moe")]
-    family, known_moe = _FAMILIES.get(stem, (stem, False))
+    family, known_moe = _NAMES.get(stem, (stem, False))
     return Architecture(name, family, is_moe or known_moe, task)
 
 
@@ -115,7 +123,198 @@ def _split_camel(text: str) -> str:
 
 
 # -----------------------------------------------------------------------------
-# parameter counts
+# the supported families
+
+
+@dataclass(frozen=True)
+class Family:
+    """One supported model class family.
+
+    label:        the family's name on the page ("Qwen3-MoE").
+    model_type:   the transformers `model_type` of its (text) config.
+    classes:      the architecture class names read as this family; a multimodal
+                  wrapper (…ForConditionalGeneration) is read through its `text_config`.
+    config_class: the transformers config class whose defaults fill omitted fields.
+    defaults:     config key -> that class's default, for every key that changes a
+                  number here (None: unset, or derived from other fields as transformers does).
+    aliases:      other names transformers accepts for a key (its `attribute_map`).
+    examples:     published models that use the class.
+    """
+
+    label: str
+    model_type: str
+    classes: tuple[str, ...]
+    config_class: str
+    defaults: dict = field(hash=False)
+    aliases: tuple[tuple[str, str], ...] = ()
+    examples: str = ""
+
+
+_COMMON = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
+
+
+def _fam(label, model_type, classes, config_class, examples, defaults, aliases=()):
+    return Family(label, model_type, tuple(classes), config_class, defaults, tuple(aliases), examples)
+
+
+# Defaults are those of the config classes of transformers 5 (tests/test_model_families.py
+# compares every entry with the installed class). DeepSeek's `moe_layer_freq` is not a
+# transformers field (its model classes ignore it); its default 1 is that of DeepSeek's own
+# configuration_deepseek.py, whose layer rule this module follows.
+FAMILIES: tuple[Family, ...] = (
+    _fam("Llama", "llama", ["LlamaForCausalLM"], "LlamaConfig", "Llama 2, Llama 3.x", {
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}),
+    _fam("Llama 4", "llama4_text", ["Llama4ForCausalLM", "Llama4ForConditionalGeneration"], "Llama4TextConfig",
+         "Llama 4 Scout, Llama 4 Maverick", {
+        "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192, "num_hidden_layers": 48,
+        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "layer_types": None,
+        "attention_chunk_size": 8192, "no_rope_layers": None, "no_rope_layer_interval": 4, "num_local_experts": 16,
+        "num_experts_per_tok": 1, "intermediate_size_mlp": 16384, "interleave_moe_layer_step": 1,
+        "moe_layers": None}),
+    _fam("Mistral", "mistral", ["MistralForCausalLM"], "MistralConfig", "Mistral 7B, Mistral Nemo, Mistral Small", {
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "sliding_window": 4096}),
+    _fam("Mixtral", "mixtral", ["MixtralForCausalLM"], "MixtralConfig", "Mixtral 8x7B, Mixtral 8x22B", {
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "sliding_window": None, "num_local_experts": 8,
+        "num_experts_per_tok": 2}, [("num_experts", "num_local_experts")]),
+    _fam("Qwen2", "qwen2", ["Qwen2ForCausalLM"], "Qwen2Config", "Qwen2, Qwen2.5", {
+        "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "sliding_window": 4096, "use_sliding_window": False,
+        "max_window_layers": 28, "layer_types": None}),
+    _fam("Qwen2-MoE", "qwen2_moe", ["Qwen2MoeForCausalLM"], "Qwen2MoeConfig", "Qwen1.5-MoE, Qwen2-57B-A14B", {
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "qkv_bias": True, "sliding_window": 4096,
+        "use_sliding_window": False, "max_window_layers": 28, "layer_types": None, "num_experts": 60,
+        "num_experts_per_tok": 4, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+        "decoder_sparse_step": 1, "mlp_only_layers": None}),
+    _fam("Qwen3", "qwen3", ["Qwen3ForCausalLM"], "Qwen3Config", "Qwen3 dense (0.6B to 32B)", {
+        "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096,
+        "use_sliding_window": False, "max_window_layers": 28, "layer_types": None}),
+    _fam("Qwen3-MoE", "qwen3_moe", ["Qwen3MoeForCausalLM"], "Qwen3MoeConfig", "Qwen3-30B-A3B, Qwen3-235B-A22B", {
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 24,
+        "num_attention_heads": 32, "num_key_value_heads": 4, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096,
+        "use_sliding_window": False, "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
+        "decoder_sparse_step": 1, "mlp_only_layers": None}, [("num_local_experts", "num_experts")]),
+    _fam("DeepSeek-V2", "deepseek_v2", ["DeepseekV2ForCausalLM"], "DeepseekV2Config", "DeepSeek-V2, DeepSeek-V2-Lite", {
+        "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+        "n_routed_experts": 64, "num_experts_per_tok": None, "moe_intermediate_size": 1407, "n_shared_experts": 2,
+        "first_k_dense_replace": 0, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}, [("num_experts", "n_routed_experts")]),
+    _fam("DeepSeek-V3", "deepseek_v3", ["DeepseekV3ForCausalLM"], "DeepseekV3Config",
+         "DeepSeek-V3, DeepSeek-R1, Kimi-K2, Moonlight", {
+        "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "num_hidden_layers": 61,
+        "num_attention_heads": 128, "num_key_value_heads": 128, "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 256,
+        "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "n_shared_experts": 1, "first_k_dense_replace": 3,
+        "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128, "v_head_dim": 128}, [("num_local_experts", "n_routed_experts")]),
+    _fam("Gemma", "gemma", ["GemmaForCausalLM"], "GemmaConfig", "Gemma 2B, Gemma 7B", {
+        "vocab_size": 256000, "hidden_size": 3072, "intermediate_size": 24576, "num_hidden_layers": 28,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256, "max_position_embeddings": 8192,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "attention_bias": False}),
+    _fam("Gemma 2", "gemma2", ["Gemma2ForCausalLM"], "Gemma2Config", "Gemma 2 (2B, 9B, 27B)", {
+        "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8192,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096,
+        "layer_types": None}),
+    _fam("Gemma 3", "gemma3_text", ["Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"], "Gemma3TextConfig",
+         "Gemma 3 (1B text-only; 4B, 12B, 27B multimodal)", {
+        "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096,
+        "layer_types": None, "sliding_window_pattern": 6, "use_bidirectional_attention": False}),
+    _fam("Phi-3", "phi3", ["Phi3ForCausalLM"], "Phi3Config", "Phi-3 mini/medium, Phi-3.5-mini, Phi-4, Phi-4-mini", {
+        "vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "sliding_window": None}),
+    _fam("Phi-3.5-MoE", "phimoe", ["PhimoeForCausalLM", "PhiMoEForCausalLM"], "PhimoeConfig", "Phi-3.5-MoE", {
+        "vocab_size": 32064, "hidden_size": 4096, "intermediate_size": 6400, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "lm_head_bias": False,
+        "sliding_window": None, "num_local_experts": 16, "num_experts_per_tok": 2}),
+    _fam("OLMo 2", "olmo2", ["Olmo2ForCausalLM"], "Olmo2Config", "OLMo 2 (1B, 7B, 13B, 32B)", {
+        "vocab_size": 50304, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False}),
+    _fam("OLMoE", "olmoe", ["OlmoeForCausalLM"], "OlmoeConfig", "OLMoE-1B-7B", {
+        "vocab_size": 50304, "hidden_size": 2048, "intermediate_size": 2048, "num_hidden_layers": 16,
+        "num_attention_heads": 16, "num_key_value_heads": None, "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "num_experts": 64,
+        "num_experts_per_tok": 8}, [("num_local_experts", "num_experts")]),
+    _fam("Granite", "granite", ["GraniteForCausalLM"], "GraniteConfig", "Granite 3.x dense", {
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}),
+    _fam("GraniteMoE", "granitemoe", ["GraniteMoeForCausalLM"], "GraniteMoeConfig", "Granite 3.0 1B-A400M, 3B-A800M", {
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8,
+        "num_experts_per_tok": 2}),
+    _fam("Cohere", "cohere", ["CohereForCausalLM"], "CohereConfig", "Command R, Command R+", {
+        "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528, "num_hidden_layers": 40,
+        "num_attention_heads": 64, "num_key_value_heads": None, "max_position_embeddings": 8192,
+        "layer_norm_eps": 1e-05, "tie_word_embeddings": True, "attention_bias": False, "use_qk_norm": False}),
+    _fam("gpt-oss", "gpt_oss", ["GptOssForCausalLM"], "GptOssConfig", "gpt-oss-20b, gpt-oss-120b", {
+        "vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36,
+        "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": True, "sliding_window": 128,
+        "layer_types": None, "num_local_experts": 128, "num_experts_per_tok": 4}, [("num_experts", "num_local_experts")]),
+    _fam("GLM-4.5", "glm4_moe", ["Glm4MoeForCausalLM"], "Glm4MoeConfig", "GLM-4.5, GLM-4.5-Air, GLM-4.6", {
+        "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46,
+        "num_attention_heads": 96, "num_key_value_heads": 8, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 128,
+        "num_experts_per_tok": 8, "moe_intermediate_size": 1408, "n_shared_experts": 1, "first_k_dense_replace": 1,
+        "use_qk_norm": False}, [("num_local_experts", "n_routed_experts")]),
+    _fam("ERNIE 4.5 MoE", "ernie4_5_moe", ["Ernie4_5_MoeForCausalLM"], "Ernie4_5_MoeConfig",
+         "ERNIE-4.5-21B-A3B, ERNIE-4.5-300B-A47B", {
+        "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
+        "num_attention_heads": 20, "num_key_value_heads": 4, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": True, "use_bias": False, "moe_num_experts": 64, "moe_k": 6,
+        "moe_intermediate_size": 1536, "moe_num_shared_experts": 2, "moe_layer_start_index": 1,
+        "moe_layer_end_index": -1, "moe_layer_interval": 1},
+        [("num_experts", "moe_num_experts"), ("num_experts_per_tok", "moe_k")]),
+    _fam("SmolLM3", "smollm3", ["SmolLM3ForCausalLM"], "SmolLM3Config", "SmolLM3-3B", {
+        "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 36,
+        "num_attention_heads": 16, "num_key_value_heads": 4, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "attention_bias": False, "mlp_bias": False,
+        "sliding_window": None, "use_sliding_window": False, "layer_types": None, "no_rope_layers": None,
+        "no_rope_layer_interval": 4}),
+)
+
+_BY_CLASS = {cls: fam for fam in FAMILIES for cls in fam.classes}
+_BY_MODEL_TYPE = {fam.model_type: fam for fam in FAMILIES}
+_BY_MODEL_TYPE.update({"gemma3": _BY_MODEL_TYPE["gemma3_text"], "llama4": _BY_MODEL_TYPE["llama4_text"],
+                       "kimi_k2": _BY_MODEL_TYPE["deepseek_v3"]})
+# Multimodal wrappers: the language model is read from `text_config`; the vision tower is not counted.
+# Which config's tie_word_embeddings ties the LM head (as transformers 5 builds them): Gemma 3's outer
+# config (default true), Llama 4's text config.
+_WRAPPERS = {"Gemma3ForConditionalGeneration": ("outer", True), "Llama4ForConditionalGeneration": ("text", None)}
+# Layer kinds of the KV cache (transformers' `layer_types` names).
+LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
+MLA_FORMS = ("absorbed", "expanded")
+_SUPPORTED_TEXT = ", ".join(f.label for f in FAMILIES)
+
+
+def family_of(architecture: str) -> Family | None:
+    """The supported `Family` of an architecture class name, or None."""
+    return _BY_CLASS.get(architecture)
+
+
+# -----------------------------------------------------------------------------
+# parameter counts and KV cache groups
 
 
 @dataclass(frozen=True)
@@ -145,6 +344,36 @@ class ParamCount:
         return self.total - self.embedding - self.lm_head
 
 
+@dataclass(frozen=True)
+class ParamPart:
+    """One part of the model in `ModelConfig.param_breakdown()`: its weights in total and per token."""
+
+    part: str
+    total: int
+    active: int
+
+
+@dataclass(frozen=True)
+class KVGroup:
+    """The layers of one kind in `ModelConfig.kv_cache_breakdown()`.
+
+    kind:       "full_attention", "sliding_attention", "chunked_attention" (a token
+                sees its own chunk of `window` tokens), or "mla" (multi-head latent attention).
+    layers:     how many layers are of this kind.
+    window:     the window or chunk in tokens (None: the whole context).
+    per_token:  numbers cached per token in one such layer.
+    tokens:     tokens each such layer holds at the given context.
+    bytes:      the group's cache for one sequence at that context.
+    """
+
+    kind: str
+    layers: int
+    window: int | None
+    per_token: int
+    tokens: int
+    bytes: float
+
+
 # -----------------------------------------------------------------------------
 # the config
 
@@ -153,11 +382,16 @@ class ParamCount:
 class ModelConfig:
     """The sizes of a decoder-only transformer, read from a Hugging Face config.json.
 
-    Field names follow config.json. Derived fields: `head_dim` (given, else
-    hidden_size / num_attention_heads), `moe_layers` (indices of layers whose
-    MLP is a mixture of experts), `sliding_window_layers` (indices of layers
-    that attend to the last `sliding_window` tokens only; the window counts the
-    token itself, as in transformers).
+    Field names follow config.json where one exists. Derived fields:
+    `head_dim` (given, the family's default, else hidden_size // num_attention_heads;
+    for MLA the query/key width qk_nope_head_dim + qk_rope_head_dim),
+    `intermediate_size` (the width of the dense MLP layers: Llama 4's
+    `intermediate_size_mlp`), `moe_layers` (indices of layers whose MLP is a
+    mixture of experts), `layer_types` (per layer: "full_attention",
+    "sliding_attention" or "chunked_attention", as transformers names them),
+    `sliding_window_layers` (the sliding layers; the window counts the token
+    itself, as in transformers), `defaulted` (the config keys that were absent and
+    took the family's transformers default).
     """
 
     name: str
@@ -177,12 +411,19 @@ class ModelConfig:
     rope_theta: float = 10000.0
     rope_scaling: dict | None = field(default=None, hash=False)  # None = plain RoPE
     tie_word_embeddings: bool = False
-    qkv_bias: bool = False  # biases on q_proj, k_proj, v_proj (Qwen2; attention_bias elsewhere)
-    o_bias: bool = False  # bias on o_proj (Llama/Qwen3 attention_bias)
-    mlp_bias: bool = False
-    qk_norm: bool = False  # RMSNorm over head_dim on q and k before RoPE (Qwen3)
+    qkv_bias: bool = False  # biases on q, k, v (MLA: on q_a_proj and kv_a_proj_with_mqa)
+    o_bias: bool = False  # bias on o_proj
+    mlp_bias: bool = False  # biases in the dense MLPs and shared experts
+    qk_norm: bool = False  # RMSNorm on q and k before RoPE (Qwen3, Gemma 3, OLMo 2, ...)
+    qk_norm_all_heads: bool = False  # its weights span all heads (OLMo 2, OLMoE, Cohere), not one head_dim
     sliding_window: int | None = None
     sliding_window_layers: tuple[int, ...] = ()
+    layer_types: tuple[str, ...] = ()  # per layer; () = every layer full attention
+    attention_chunk_size: int | None = None  # Llama 4: a chunked layer sees only its chunk of this many tokens
+    attention_sinks: bool = False  # gpt-oss: one learned sink logit per query head
+    norms_per_layer: int = 2  # RMSNorm/LayerNorm vectors per block (Gemma 2/3: 4, Cohere: 1)
+    norm_bias: bool = False  # LayerNorm with a bias (Phi-3.5-MoE)
+    lm_head_bias: bool = False
     # mixture of experts
     num_experts: int = 0  # routed experts per MoE layer
     num_experts_per_tok: int = 0
@@ -191,14 +432,18 @@ class ModelConfig:
     moe_layers: tuple[int, ...] = ()
     shared_expert_intermediate_size: int = 0  # width of the always-on shared expert(s), 0 = none
     shared_expert_gate: bool = False  # Qwen2-MoE: a sigmoid gate (hidden -> 1) on the shared expert
-    router_bias: bool = False  # DeepSeek-V3: e_score_correction_bias (one per expert)
-    # multi-head latent attention (DeepSeek-V3)
+    router_bias: bool = False  # one extra number per expert: a router bias (gpt-oss) or DeepSeek's correction bias
+    expert_bias: bool = False  # gpt-oss: biases inside every expert
+    # multi-head latent attention (DeepSeek-V2/V3)
     q_lora_rank: int | None = None
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     qk_nope_head_dim: int | None = None
     v_head_dim: int | None = None
     source: str = ""
+    family_label: str = ""  # the supported family ("Qwen3-MoE"); "" for from_numbers
+    wrapper: str = ""  # a multimodal class whose language model this is (its vision tower is not counted)
+    defaulted: tuple[str, ...] = ()
     raw: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
     # parameter counts given as plain numbers (`from_numbers`); None: counted from the sizes above
     param_counts: ParamCount | None = None
@@ -233,6 +478,7 @@ class ModelConfig:
         return cls(name=name, architecture="", model_type="", family="", task="causal language modeling",
                    vocab_size=0, hidden_size=0, intermediate_size=0, num_hidden_layers=n_layers,
                    num_attention_heads=n_heads, num_key_value_heads=n_kv_heads, head_dim=head_dim,
+                   layer_types=("full_attention",) * n_layers,
                    num_experts=n_experts if moe else 0, num_experts_per_tok=experts_per_token if moe else 0,
                    moe_layers=tuple(range(n_layers)) if moe else (),
                    param_counts=ParamCount(total=params_total, active=params_active, embedding=0, lm_head=0,
@@ -240,86 +486,50 @@ class ModelConfig:
 
     @classmethod
     def from_json(cls, path, name: str | None = None) -> ModelConfig:
-        """Read a config.json file (a `_source` key, if present, becomes `source`)."""
+        """Read a config.json file (a `_source` key, if present, becomes `source`).
+
+        A file that is not UTF-8 or not JSON is refused with its path in the message.
+        """
         path = Path(path)
         if path.is_dir():
             path = path / "config.json"
         if not path.is_file():
             raise ValueError(f"path must be a config.json file or a folder holding one, got {str(path)!r}")
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{str(path)!r} is not UTF-8 text ({err.reason} at byte {err.start}); "
+                             "a config.json is UTF-8 JSON") from None
         if name is None and path.name != "config.json":
             name = path.stem  # shipped configs are named after their model, e.g. Qwen3-8B.json
+        return cls.from_text(text, name=name, what=repr(str(path)))
+
+    @classmethod
+    def from_text(cls, text: str, name: str | None = None, what: str = "config.json text") -> ModelConfig:
+        """Parse the text of a config.json (what a reader pastes into a calculator)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be the JSON text of a config.json, got {type(text).__name__}")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{what} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{what} must be a JSON object ({{...}}) as in a config.json, "
+                             f"got a JSON {type(data).__name__}")
         return cls.from_hf(data, name=name)
 
     @classmethod
     def from_hf(cls, config: dict, name: str | None = None) -> ModelConfig:
-        """Build from a parsed config.json dict (transformers 4.x or 5.x layout)."""
+        """Build from a parsed config.json dict (transformers 4.x or 5.x layout).
+
+        The architecture class is checked first: a class outside `FAMILIES` is
+        refused by name, with the list of supported families. Then every field
+        that changes a number is read and checked (type, range, consistency);
+        an absent field takes the family's transformers default (see `defaulted`).
+        """
         if not isinstance(config, dict):
             raise TypeError(f"config must be a dict parsed from config.json, got {type(config).__name__}")
-        c = config
-        archs = c.get("architectures")
-        if not archs and c.get("model_type") in _CAUSAL_LM_BY_MODEL_TYPE:  # e.g. a config built in code, never saved
-            archs = [_CAUSAL_LM_BY_MODEL_TYPE[c["model_type"]]]
-        if not (isinstance(archs, list) and archs and isinstance(archs[0], str)):
-            raise ValueError("config must have an 'architectures' list naming the model class, e.g. ['LlamaForCausalLM'], "
-                             f"or a known model_type ({', '.join(_CAUSAL_LM_BY_MODEL_TYPE)})")
-        arch = describe_architecture(archs[0])
-        model_type = c.get("model_type", "")
-        if arch.task != "causal language modeling":
-            raise ValueError(f"config: only decoder-only causal LMs are supported, got {archs[0]!r} ({arch.task})")
-
-        def req(key):
-            if key not in c or c[key] is None:
-                raise ValueError(f"config is missing {key!r} (needed for {archs[0]})")
-            return positive_int(f"config[{key!r}]", c[key])
-
-        hidden = req("hidden_size")
-        heads = req("num_attention_heads")
-        layers = req("num_hidden_layers")
-        kv_heads = positive_int("config['num_key_value_heads']", c.get("num_key_value_heads") or heads)
-        if heads % kv_heads:
-            raise ValueError(f"config: num_attention_heads ({heads}) must be a multiple of num_key_value_heads ({kv_heads})")
-        head_dim = c.get("head_dim") or hidden // heads
-        rope_theta, rope_scaling = _rope(c)
-        fields = dict(
-            name=name or c.get("_name") or archs[0],
-            architecture=archs[0],
-            model_type=model_type,
-            family=arch.family,
-            task=arch.task,
-            vocab_size=req("vocab_size"),
-            hidden_size=hidden,
-            intermediate_size=req("intermediate_size"),
-            num_hidden_layers=layers,
-            num_attention_heads=heads,
-            num_key_value_heads=kv_heads,
-            head_dim=positive_int("config['head_dim']", head_dim),
-            max_position_embeddings=c.get("max_position_embeddings"),
-            rms_norm_eps=float(c.get("rms_norm_eps", 1e-6)),
-            rope_theta=rope_theta,
-            rope_scaling=rope_scaling,
-            tie_word_embeddings=bool(c.get("tie_word_embeddings", False)),
-            mlp_bias=bool(c.get("mlp_bias", False)),
-            source=c.get("_source", ""),
-            raw=dict(c),
-        )
-        family_key = archs[0].split("For")[0]
-        attention_bias = bool(c.get("attention_bias", False))
-        if family_key in ("Qwen2", "Qwen2Moe"):
-            fields.update(qkv_bias=True, o_bias=False)  # Qwen2 hard-codes bias on q, k, v only
-        else:
-            fields.update(qkv_bias=attention_bias, o_bias=attention_bias)
-        fields["qk_norm"] = family_key in ("Qwen3", "Qwen3Moe")
-        fields.update(_sliding_window(c, family_key, layers))
-        if family_key == "DeepseekV3":
-            fields.update(_deepseek_v3(c, layers))
-        elif arch.is_moe:
-            fields.update(_moe(c, family_key, layers))
-        elif family_key not in ("Llama", "Mistral", "Qwen2", "Qwen3"):
-            raise ValueError(f"config: architecture {archs[0]!r} is not supported; supported families: "
-                             "Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, DeepSeek-V3")
-        return cls(**fields)
+        return cls(**_parse(config, name))
 
     # -- derived facts -----------------------------------------------------------
 
@@ -337,232 +547,660 @@ class ModelConfig:
         """Query heads sharing one K/V head (1 = multi-head attention, num_attention_heads = multi-query)."""
         return self.num_attention_heads // self.num_key_value_heads
 
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The attention kind of every layer ("full_attention", "sliding_attention", "chunked_attention")."""
+        return self.layer_types or ("full_attention",) * self.num_hidden_layers
+
     def window_of(self, layer: int) -> int | None:
-        """The sliding window of layer `layer` (None: it sees the whole context)."""
-        return self.sliding_window if layer in self.sliding_window_layers else None
+        """The sliding window (or attention chunk) of layer `layer`; None: it sees the whole context."""
+        kind = self.kinds[layer]
+        if kind == "sliding_attention":
+            return self.sliding_window
+        if kind == "chunked_attention":
+            return self.attention_chunk_size
+        return None
 
     # -- parameters --------------------------------------------------------------
 
-    def _attention_params(self) -> tuple[int, int, int]:
-        """(weights in matmuls, norm weights, biases) of one attention block."""
+    def _attention_params(self) -> tuple[int, int]:
+        """(weights in matmuls, other weights: norms, biases, sinks) of one attention block."""
         h, n_q, n_kv, d = self.hidden_size, self.num_attention_heads, self.num_key_value_heads, self.head_dim
         if self.uses_mla:
             qk_dim = self.qk_nope_head_dim + self.qk_rope_head_dim
+            kv_a_out = self.kv_lora_rank + self.qk_rope_head_dim  # latent + shared RoPE key
             if self.q_lora_rank:  # x -> q latent (q_a_proj) -> per-head q (q_b_proj)
                 q = h * self.q_lora_rank + self.q_lora_rank * n_q * qk_dim
-                norms = self.q_lora_rank  # q_a_layernorm
+                other = self.q_lora_rank + (self.q_lora_rank if self.qkv_bias else 0)  # q_a_layernorm, q_a bias
             else:
-                q, norms = h * n_q * qk_dim, 0
-            kv_a = h * (self.kv_lora_rank + self.qk_rope_head_dim)  # latent + shared RoPE key
+                q, other = h * n_q * qk_dim, 0
+            kv_a = h * kv_a_out
             kv_b = self.kv_lora_rank * n_q * (self.qk_nope_head_dim + self.v_head_dim)
             o = n_q * self.v_head_dim * h
-            return q + kv_a + kv_b + o, norms + self.kv_lora_rank, 0
+            other += self.kv_lora_rank + (kv_a_out if self.qkv_bias else 0) + (h if self.o_bias else 0)
+            return q + kv_a + kv_b + o, other
         matmul = h * n_q * d + 2 * h * n_kv * d + n_q * d * h  # q, k, v, o projections
-        norms = 2 * d if self.qk_norm else 0
+        if not self.qk_norm:
+            norms = 0
+        else:
+            norms = (n_q + n_kv) * d if self.qk_norm_all_heads else 2 * d
         biases = (n_q * d + 2 * n_kv * d if self.qkv_bias else 0) + (h if self.o_bias else 0)
-        return matmul, norms, biases
+        return matmul, norms + biases + (n_q if self.attention_sinks else 0)
 
-    def _mlp_params(self, width: int) -> tuple[int, int]:
-        """(matmul weights, biases) of one SwiGLU MLP: gate and up (h -> width), down (width -> h)."""
+    def _mlp_params(self, width: int, bias: bool) -> tuple[int, int]:
+        """(matmul weights, biases) of one gated MLP: gate and up (h -> width), down (width -> h)."""
         h = self.hidden_size
-        return 3 * h * width, (2 * width + h if self.mlp_bias else 0)
+        return 3 * h * width, (2 * width + h if bias else 0)
+
+    def param_breakdown(self) -> tuple[ParamPart, ...]:
+        """Where the parameters sit: embedding, attention, dense MLPs, routed experts, shared experts,
+        routers, norms, LM head (parts with no weights are left out). Sums to `params()`."""
+        if self.param_counts is not None:
+            p = self.param_counts
+            return (ParamPart("given as numbers", p.total, p.active),)
+        h, v = self.hidden_size, self.vocab_size
+        norm = h * (2 if self.norm_bias else 1)
+        attn_matmul, attn_other = self._attention_params()
+        moe = set(self.moe_layers)
+        n_moe, n_dense = len(moe), self.num_hidden_layers - len(moe)
+        dense_matmul, dense_bias = self._mlp_params(self.intermediate_size, self.mlp_bias)
+        expert_matmul, expert_bias = self._mlp_params(self.moe_intermediate_size, self.expert_bias)
+        shared_matmul, shared_bias = self._mlp_params(self.shared_expert_intermediate_size, self.mlp_bias)
+        router = self.num_experts * h + (self.num_experts if self.router_bias else 0) + (h if self.shared_expert_gate else 0)
+        expert = expert_matmul + expert_bias
+        layers = self.num_hidden_layers
+        parts = [
+            ("embedding", v * h, v * h),
+            ("attention", layers * (attn_matmul + attn_other), layers * (attn_matmul + attn_other)),
+            ("dense MLPs", n_dense * (dense_matmul + dense_bias), n_dense * (dense_matmul + dense_bias)),
+            ("routed experts", n_moe * self.num_experts * expert, n_moe * self.num_experts_per_tok * expert),
+            ("shared experts", n_moe * (shared_matmul + shared_bias), n_moe * (shared_matmul + shared_bias)),
+            ("routers", n_moe * router, n_moe * router),
+            ("norms", layers * self.norms_per_layer * norm + norm, layers * self.norms_per_layer * norm + norm),
+            ("LM head", (0 if self.tie_word_embeddings else v * h) + (v if self.lm_head_bias else 0),
+             (0 if self.tie_word_embeddings else v * h) + (v if self.lm_head_bias else 0)),
+        ]
+        return tuple(ParamPart(name, total, active) for name, total, active in parts if total)
 
     def params(self) -> ParamCount:
         """Total and per-token active parameter counts (see `ParamCount`).
 
-        The embedding table counts once when tied to the LM head. DeepSeek-V3's
-        multi-token-prediction module (`num_nextn_predict_layers`, 14B, used for
-        speculative decoding) is not part of the 671B main model and is not counted.
+        The embedding table counts once when tied to the LM head. A multi-token-prediction
+        module (DeepSeek-V3's and GLM-4.5's `num_nextn_predict_layers`, used for speculative
+        decoding) is not part of the main model, as in transformers, and is not counted;
+        nor is a multimodal model's vision tower (`wrapper`).
         A config built `from_numbers` returns the counts it was given.
         """
         if self.param_counts is not None:
             return self.param_counts
+        parts = self.param_breakdown()
+        total, active = sum(p.total for p in parts), sum(p.active for p in parts)
         h, v = self.hidden_size, self.vocab_size
-        embedding = v * h
+        attn_matmul, _ = self._attention_params()
+        n_moe = len(self.moe_layers)
+        n_dense = self.num_hidden_layers - n_moe
+        matmul = (v * h  # the LM head multiply, tied or not
+                  + self.num_hidden_layers * attn_matmul
+                  + n_dense * self._mlp_params(self.intermediate_size, False)[0]
+                  + n_moe * (self.num_experts_per_tok * self._mlp_params(self.moe_intermediate_size, False)[0]
+                             + self._mlp_params(self.shared_expert_intermediate_size, False)[0]
+                             + self.num_experts * h + (h if self.shared_expert_gate else 0)))
         lm_head = 0 if self.tie_word_embeddings else v * h
-        total = active = embedding + lm_head + h  # + final norm
-        matmul_active = v * h  # the LM head multiply, tied or not
-        attn_matmul, attn_norms, attn_bias = self._attention_params()
-        for layer in range(self.num_hidden_layers):
-            block = attn_matmul + attn_norms + attn_bias + 2 * h  # + input and post-attention norms
-            total += block
-            active += block
-            matmul_active += attn_matmul
-            if layer in self.moe_layers:  # experts and shared experts carry no biases
-                expert = 3 * h * self.moe_intermediate_size
-                shared = 3 * h * self.shared_expert_intermediate_size
-                router = self.num_experts * h + (h if self.shared_expert_gate else 0)
-                always = shared + router + (self.num_experts if self.router_bias else 0)
-                total += self.num_experts * expert + always
-                active += self.num_experts_per_tok * expert + always
-                matmul_active += self.num_experts_per_tok * expert + shared + router
-            else:
-                mlp, mlp_bias = self._mlp_params(self.intermediate_size)
-                total += mlp + mlp_bias
-                active += mlp + mlp_bias
-                matmul_active += mlp
-        return ParamCount(total=total, active=active, embedding=embedding, lm_head=lm_head, matmul_active=matmul_active)
+        return ParamCount(total=total, active=active, embedding=v * h, lm_head=lm_head, matmul_active=matmul)
 
     # -- KV cache ------------------------------------------------------------------
 
-    def kv_cache_elements_per_token(self, layer: int | None = None) -> int:
+    def _mla(self, mla: str) -> str:
+        if mla not in MLA_FORMS:
+            raise ValueError(f"mla must be one of {MLA_FORMS}, got {mla!r}")
+        return mla
+
+    def kv_cache_elements_per_token(self, layer: int | None = None, mla: str = "absorbed") -> int:
         """Numbers cached per token, in one layer (or summed over all layers if `layer` is None).
 
         Standard and grouped-query attention cache one key and one value vector
-        per K/V head: 2 * num_key_value_heads * head_dim. Multi-head latent
-        attention (DeepSeek-V3) caches the compressed latent (kv_lora_rank) and
-        the shared RoPE key (qk_rope_head_dim) instead, the layout of DeepSeek's
-        own inference code and of vLLM/SGLang (DeepSeek-V2 paper, arXiv:2405.04434,
-        section 2.1.2); transformers' eager code caches decompressed K and V instead.
+        per K/V head: 2 * num_key_value_heads * head_dim, whatever the layer's window.
+        Multi-head latent attention (DeepSeek-V2/V3) caches the compressed latent
+        (kv_lora_rank) and the one RoPE key shared by all heads (qk_rope_head_dim):
+        576 numbers per layer for DeepSeek-V3 (DeepSeek-V2 paper, arXiv:2405.04434,
+        section 2.1). DeepSeek's inference code, FlashMLA, vLLM, SGLang and
+        transformers 5 all cache this latent: `mla="absorbed"`, the default.
+        `mla="expanded"` counts a cache of every head's decompressed key
+        (qk_nope + qk_rope) and value (v_head_dim) instead, 40,960 numbers per
+        layer for DeepSeek-V3: what the per-head form of attention reads
+        (`attention_flops_per_key`), and what transformers 4.x cached.
         """
+        mla = self._mla(mla)
         if self.uses_mla:
-            per_layer = self.kv_lora_rank + self.qk_rope_head_dim
+            if mla == "absorbed":
+                per_layer = self.kv_lora_rank + self.qk_rope_head_dim
+            else:
+                per_layer = self.num_attention_heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim)
         else:
             per_layer = 2 * self.num_key_value_heads * self.head_dim
         if layer is None:
             return per_layer * self.num_hidden_layers
-        if not (isinstance(layer, int) and 0 <= layer < self.num_hidden_layers):
+        if not (isinstance(layer, int) and not isinstance(layer, bool) and 0 <= layer < self.num_hidden_layers):
             raise ValueError(f"layer must be an int in [0, {self.num_hidden_layers}), got {layer!r}")
         return per_layer
 
-    def kv_cache_bytes_per_token(self, dtype="bf16"):
+    def kv_cache_bytes_per_token(self, dtype="bf16", mla: str = "absorbed"):
         """Bytes the KV cache grows by per token, all layers (window caps ignored; see `kv_cache_bytes`).
 
         Llama-3.1-8B in bf16: 2 (K and V) * 32 layers * 8 KV heads * 128 * 2 bytes = 131072.
         Returns an int when the result is whole (always, except for 4-bit dtypes).
         """
-        return _whole(self.kv_cache_elements_per_token() * dtype_bytes("dtype", dtype))
+        return _whole(self.kv_cache_elements_per_token(mla=mla) * dtype_bytes("dtype", dtype))
 
-    def kv_cache_bytes(self, context: int, batch: int = 1, dtype="bf16"):
-        """KV cache bytes for `batch` sequences of `context` tokens each.
+    def tokens_held(self, layer: int, context: int) -> int:
+        """Tokens layer `layer` keeps in its cache for a sequence of `context` tokens.
 
-        A sliding-window layer keeps only its last `sliding_window` tokens
-        (a rolling buffer), so its share stops growing at the window.
+        Full attention keeps them all. A sliding-window layer keeps min(context, window)
+        (a rolling buffer). A chunked layer (Llama 4) attends only within its chunk, but
+        transformers' cache treats it like a window of attention_chunk_size and keeps
+        min(context, chunk): what must be reserved per sequence, since a sequence
+        passes through chunk ends (vLLM frees finished chunks and holds fewer).
         """
+        window = self.window_of(layer)
+        return context if window is None else min(context, window)
+
+    def kv_cache_bytes(self, context: int, batch: int = 1, dtype="bf16", mla: str = "absorbed"):
+        """KV cache bytes for `batch` sequences of `context` tokens each, summed per layer (`tokens_held`)."""
         context = positive_int("context", context)
         batch = positive_int("batch", batch)
         per_element = dtype_bytes("dtype", dtype)
-        per_layer = self.kv_cache_elements_per_token(0)
-        tokens = sum(min(context, self.window_of(i) or context) for i in range(self.num_hidden_layers))
+        per_layer = self.kv_cache_elements_per_token(0, mla=mla)
+        tokens = sum(self.tokens_held(i, context) for i in range(self.num_hidden_layers))
         return _whole(per_layer * tokens * batch * per_element)
+
+    def kv_cache_breakdown(self, context: int, dtype="bf16", mla: str = "absorbed") -> tuple[KVGroup, ...]:
+        """The cache of one sequence of `context` tokens, per layer kind (see `KVGroup`)."""
+        context = positive_int("context", context)
+        per_element = dtype_bytes("dtype", dtype)
+        per_layer = self.kv_cache_elements_per_token(0, mla=mla)
+        groups = []
+        for kind in LAYER_KINDS:
+            layers = [i for i, k in enumerate(self.kinds) if k == kind]
+            if not layers:
+                continue
+            tokens = self.tokens_held(layers[0], context)
+            label = "mla" if self.uses_mla and mla == "absorbed" else kind
+            groups.append(KVGroup(label, len(layers), self.window_of(layers[0]), per_layer, tokens,
+                                  _whole(len(layers) * per_layer * tokens * per_element)))
+        return tuple(groups)
 
     # -- compute ---------------------------------------------------------------------
 
-    def attention_flops_per_token(self, context: int) -> int:
-        """FLOPs of the score (q k^T) and value (p V) products for one new token.
+    def attention_flops_per_key(self, mla: str = "absorbed") -> int:
+        """FLOPs one query token spends per cached key in one layer (all heads): scores and weighted sum.
 
-        The token attends to `context` keys, itself included (capped at the
-        window in sliding-window layers); per head that is 2 * d_qk * keys for
-        the scores and 2 * d_v * keys for the weighted sum. MLA is counted in
-        its plain form (d_qk = qk_nope_head_dim + qk_rope_head_dim, d_v = v_head_dim).
+        Per head 2 * d_qk for the score q.k and 2 * d_v for adding p * v. For
+        multi-head latent attention the form decides (`mla`):
+
+        - "absorbed" (the default, and what kernels reading the latent cache run:
+          FlashMLA, vLLM, SGLang decode): W_UK is folded into the query and W_UV
+          into the output, so each head scores against the cached latent and RoPE
+          key (d_qk = kv_lora_rank + qk_rope_head_dim = 576 for DeepSeek-V3) and
+          sums latents (d_v = kv_lora_rank = 512): 2 H (576 + 512) per key.
+        - "expanded": keys and values decompressed per head (transformers' eager
+          code, and engines' prefill): d_qk = qk_nope + qk_rope = 192, d_v = 128.
+
+        The folded matrices cost the same per token either way (2 x the kv_b_proj
+        weights), so they sit in `params().matmul_active`, not here.
         """
-        context = positive_int("context", context)
-        if self.uses_mla:
+        mla = self._mla(mla)
+        if self.uses_mla and mla == "absorbed":
+            d_qk, d_v = self.kv_lora_rank + self.qk_rope_head_dim, self.kv_lora_rank
+        elif self.uses_mla:
             d_qk, d_v = self.qk_nope_head_dim + self.qk_rope_head_dim, self.v_head_dim
         else:
             d_qk = d_v = self.head_dim
-        per_key = 2 * self.num_attention_heads * (d_qk + d_v)
-        return sum(per_key * min(context, self.window_of(i) or context) for i in range(self.num_hidden_layers))
+        return 2 * self.num_attention_heads * (d_qk + d_v)
 
-    def flops_per_token(self, context: int) -> int:
+    def attended_keys(self, layer: int, context: int) -> int:
+        """Keys the newest of `context` tokens attends to in layer `layer`, itself included.
+
+        Full attention: context; sliding window w: min(context, w); chunked attention
+        with chunk c: the tokens of the current chunk so far, ((context - 1) mod c) + 1.
+        """
+        kind, window = self.kinds[layer], self.window_of(layer)
+        if window is None:
+            return context
+        if kind == "chunked_attention":
+            return (context - 1) % window + 1
+        return min(context, window)
+
+    def attention_flops_per_token(self, context: int, mla: str = "absorbed") -> int:
+        """FLOPs of the score (q k^T) and value (p V) products for one new token.
+
+        The token attends to `context` keys, itself included, capped by each
+        layer's window or chunk (`attended_keys`), at `attention_flops_per_key(mla)` each.
+        """
+        context = positive_int("context", context)
+        per_key = self.attention_flops_per_key(mla)
+        return per_key * sum(self.attended_keys(i, context) for i in range(self.num_hidden_layers))
+
+    def prefill_attention_flops(self, prompt_tokens: int, mla: str = "absorbed") -> int:
+        """sum over positions 1..P of `attention_flops_per_token`: the attention of a causal prefill.
+
+        In closed form per layer: full P(P+1)/2 keys; sliding w: P(P+1)/2 up to w,
+        then w(w+1)/2 + (P - w) w; chunked c: q c(c+1)/2 + r(r+1)/2 with P = q c + r.
+        """
+        P = positive_int("prompt_tokens", prompt_tokens)
+        per_key = self.attention_flops_per_key(mla)
+        keys = 0
+        for i in range(self.num_hidden_layers):
+            kind, w = self.kinds[i], self.window_of(i)
+            if w is None or (kind == "sliding_attention" and P <= w):
+                keys += P * (P + 1) // 2
+            elif kind == "sliding_attention":
+                keys += w * (w + 1) // 2 + (P - w) * w
+            else:
+                q, r = divmod(P, w)
+                keys += q * w * (w + 1) // 2 + r * (r + 1) // 2
+        return per_key * keys
+
+    def flops_per_token(self, context: int, mla: str = "absorbed") -> int:
         """FLOPs to decode one token whose attention sees `context` keys (itself included).
 
         Convention: a multiply-add is 2 FLOPs; the count is 2 * `params().matmul_active`
         (every weight the token multiplies by, LM head included, embedding lookup
-        excluded) plus `attention_flops_per_token(context)`. Norms, RoPE,
+        excluded) plus `attention_flops_per_token(context, mla)`. Norms, RoPE,
         softmax, activations and the router's top-k are left out (they are a
-        fraction of a percent). Summing it over positions 1..N gives the cost
-        of a prefill of N tokens.
+        fraction of a percent). `prefill_flops(N)` sums it over positions 1..N.
         """
-        return 2 * self.params().matmul_active + self.attention_flops_per_token(context)
+        return 2 * self.params().matmul_active + self.attention_flops_per_token(context, mla)
+
+    def prefill_flops(self, prompt_tokens: int, mla: str = "absorbed") -> int:
+        """FLOPs of a causal prefill of `prompt_tokens` tokens: sum of `flops_per_token` over positions 1..P."""
+        P = positive_int("prompt_tokens", prompt_tokens)
+        return 2 * self.params().matmul_active * P + self.prefill_attention_flops(P, mla)
 
     def weights_bytes(self, dtype="bf16"):
         """Bytes to hold every weight (`params().total`) at `dtype`."""
         return _whole(self.params().total * dtype_bytes("dtype", dtype))
 
 
-# -----------------------------------------------------------------------------
-# config.json dialects
-
-
 def _whole(x):
     return int(x) if float(x).is_integer() else float(x)
 
 
-def _rope(c: dict) -> tuple[float, dict | None]:
-    """(rope_theta, rope_scaling) from transformers 4.x keys or 5.x `rope_parameters`."""
+# -----------------------------------------------------------------------------
+# reading config.json
+
+
+class _Reader:
+    """Reads one config dict for one family: each key checked, absent keys defaulted (and recorded)."""
+
+    def __init__(self, c: dict, fam: Family, where: str):
+        self.c, self.fam, self.where, self.defaulted = c, fam, where, []
+        aliases = dict(fam.aliases)
+        for alias, canonical in aliases.items():  # two names for one field must agree
+            if alias in c and canonical in c and c[alias] != c[canonical]:
+                raise ValueError(f"{where}: {alias!r} ({c[alias]!r}) and {canonical!r} ({c[canonical]!r}) "
+                                 f"name the same field of {fam.config_class} and must agree")
+        self.alias_of = {canonical: alias for alias, canonical in aliases.items()}
+
+    def name(self, key: str) -> str:
+        return f"{self.where}[{key!r}]"
+
+    def has(self, key: str) -> bool:
+        alias = self.alias_of.get(key)
+        return (key in self.c and self.c[key] is not None) or (alias is not None and self.c.get(alias) is not None)
+
+    def raw(self, key: str, *, null_is_value: bool = False):
+        """The value in the config, else the family default (recorded as defaulted); None if neither.
+
+        An explicit null counts as absent, except where null means "off" (`null_is_value`:
+        sliding_window, q_lora_rank, attention_chunk_size) and for required whole numbers (`int`).
+        """
+        for k in (key, self.alias_of.get(key)):
+            if k is not None and k in self.c and (self.c[k] is not None or null_is_value):
+                return self.c[k]
+        if key not in self.fam.defaults:
+            return None
+        value = self.fam.defaults[key]
+        if value is not None and key not in self.defaulted:
+            self.defaulted.append(key)
+        return value
+
+    def is_null(self, key: str) -> bool:
+        return any(k is not None and k in self.c and self.c[k] is None for k in (key, self.alias_of.get(key)))
+
+    def int(self, key: str, *, zero: bool = False, derived=None, optional: bool = False,
+            null_is_value: bool = False) -> int | None:
+        """A whole number >= 1 (>= 0 with zero=True). derived: the value when config and default give none."""
+        if self.is_null(key) and not (null_is_value or optional or derived is not None):
+            raise TypeError(f"{self.name(key)} must be a whole number, got null")
+        value = self.raw(key, null_is_value=null_is_value)
+        if value is None:
+            if derived is not None or optional:
+                return derived
+            raise ValueError(f"{self.where} is missing {key!r} (needed for {self.fam.label}; "
+                             f"{self.fam.config_class} has no default for it)")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"{self.name(key)} must be a whole number, got {value!r}")
+        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+            raise TypeError(f"{self.name(key)} must be a whole number, got {value!r}")
+        value = int(value)
+        if value < (0 if zero else 1):
+            raise ValueError(f"{self.name(key)} must be {'>= 0' if zero else '>= 1'}, got {value}")
+        return value
+
+    def bool(self, key: str, default: bool = False) -> bool:
+        value = self.raw(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise TypeError(f"{self.name(key)} must be true or false (a JSON boolean), got {value!r}"
+                            + (" (a string)" if isinstance(value, str) else ""))
+        return value
+
+    def real(self, key: str) -> float | None:
+        value = self.raw(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"{self.name(key)} must be a number, got {value!r}")
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{self.name(key)} must be a finite number > 0, got {value!r}")
+        return float(value)
+
+    def int_list(self, key: str, length: int | None = None, *, low: int = 0, high: int | None = None) -> list | None:
+        value = self.raw(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in value):
+            raise TypeError(f"{self.name(key)} must be a list of whole numbers, got {value!r}")
+        if length is not None and len(value) != length:
+            raise ValueError(f"{self.name(key)} must have one entry per layer ({length}), got {len(value)}")
+        bad = [x for x in value if x < low or (high is not None and x > high)]
+        if bad:
+            where = f"in [{low}, {high}]" if high is not None else f">= {low}"
+            raise ValueError(f"{self.name(key)} entries must be {where}, got {bad[0]}")
+        return value
+
+    def layer_types(self, layers: int) -> list | None:
+        value = self.raw("layer_types")
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+            raise TypeError(f"{self.name('layer_types')} must be a list of strings such as 'full_attention', got {value!r}")
+        if len(value) != layers:
+            raise ValueError(f"{self.name('layer_types')} must have one entry per layer "
+                             f"(num_hidden_layers = {layers}), got {len(value)}")
+        bad = sorted({t for t in value if t not in LAYER_KINDS})
+        if bad:
+            raise ValueError(f"{self.name('layer_types')} entries must be one of {LAYER_KINDS}, got {bad[0]!r}")
+        return value
+
+
+def _resolve_class(c: dict) -> tuple[str, Family]:
+    """The architecture class name and its family; refuses unsupported classes first, by name."""
+    archs = c.get("architectures")
+    if archs is None or archs == []:
+        model_type = c.get("model_type")
+        fam = _BY_MODEL_TYPE.get(model_type) if isinstance(model_type, str) else None
+        if fam is not None:
+            cls = {"gemma3": "Gemma3ForConditionalGeneration", "llama4": "Llama4ForConditionalGeneration"}.get(
+                model_type, fam.classes[0])
+            return cls, fam
+        else:
+            raise ValueError("config must have an 'architectures' list naming the model class, e.g. "
+                             "['LlamaForCausalLM'], or the model_type of a supported family "
+                             f"({', '.join(sorted(_BY_MODEL_TYPE))}); got model_type {model_type!r}")
+    if not (isinstance(archs, list) and isinstance(archs[0], str)):
+        raise TypeError(f"config['architectures'] must be a list of class names, got {archs!r}")
+    arch = archs[0]
+    fam = _BY_CLASS.get(arch)
+    if fam is None:
+        try:
+            described = describe_architecture(arch)
+            what = f"family {described.family}, {described.task}"
+        except ValueError:
+            what = "not a transformers class name"
+        causal = "" if arch.endswith("ForCausalLM") else " (only decoder-only causal LMs and their multimodal wrappers are read)"
+        raise ValueError(f"config: architecture {arch!r} ({what}) is not supported{causal}; "
+                         f"supported families: {_SUPPORTED_TEXT}")
+    return arch, fam
+
+
+def _parse(c: dict, name: str | None) -> dict:
+    arch, fam = _resolve_class(c)
+    described = describe_architecture(arch)
+    text, where = c, "config"
+    if arch in _WRAPPERS:
+        text = c.get("text_config", {})
+        if not isinstance(text, dict):
+            raise TypeError(f"config['text_config'] must be a JSON object, got {type(text).__name__}")
+        where = "config['text_config']"
+    if fam.model_type == "gemma3_text" and text.get("use_bidirectional_attention"):
+        raise ValueError(f"{where}['use_bidirectional_attention'] is true: a bidirectional (embedding) model, "
+                         "not a causal LM")
+    r = _Reader(text, fam, where)
+    mt = fam.model_type
+    hidden, heads, layers = r.int("hidden_size"), r.int("num_attention_heads"), r.int("num_hidden_layers")
+    vocab = r.int("vocab_size")
+    kv_heads = r.int("num_key_value_heads", derived=heads)
+    if heads % kv_heads:
+        raise ValueError(f"{where}: num_attention_heads ({heads}) must be a multiple of num_key_value_heads ({kv_heads})")
+    head_dim = r.int("head_dim", derived=hidden // heads)  # transformers floors hidden / heads
+    if mt == "olmoe" and head_dim * heads != hidden:  # its q/k norms span hidden_size; transformers fails otherwise
+        raise ValueError(f"{where}['head_dim'] must be hidden_size / num_attention_heads = {hidden / heads:g} "
+                         f"for OLMoE (its q and k norms span hidden_size), got {head_dim}")
+    eps_key = "layer_norm_eps" if mt == "cohere" else "rms_norm_eps"
+    max_pos = r.int("max_position_embeddings", optional=True)
+    eps = r.real(eps_key)
+    rope_theta, rope_scaling = _rope(text, where)
+    if arch in _WRAPPERS and _WRAPPERS[arch][0] == "outer":  # Gemma 3: the outer config ties the LM head
+        value = c.get("tie_word_embeddings", _WRAPPERS[arch][1])
+        if not isinstance(value, bool):
+            raise TypeError(f"config['tie_word_embeddings'] must be true or false (a JSON boolean), got {value!r}")
+        tie = value
+    else:
+        tie = r.bool("tie_word_embeddings")
+    fields = dict(
+        name=name or c.get("_name") or arch, architecture=arch, model_type=text.get("model_type") or c.get("model_type") or mt,
+        family=described.family, task=described.task, vocab_size=vocab, hidden_size=hidden,
+        intermediate_size=r.int("intermediate_size"), num_hidden_layers=layers, num_attention_heads=heads,
+        num_key_value_heads=kv_heads, head_dim=head_dim, max_position_embeddings=max_pos,
+        rms_norm_eps=eps if eps is not None else 1e-6, rope_theta=rope_theta, rope_scaling=rope_scaling,
+        tie_word_embeddings=tie, source=c.get("_source", ""), family_label=fam.label,
+        wrapper=arch if arch in _WRAPPERS else "", raw=dict(c),
+    )
+    fields.update(_attention_layout(r, mt))
+    fields.update(_layer_kinds(r, mt, layers))
+    fields.update(_experts(r, mt, layers, fields["intermediate_size"]))
+    if mt in ("deepseek_v2", "deepseek_v3"):
+        fields.update(_mla(r))
+    fields["defaulted"] = tuple(r.defaulted)
+    return fields
+
+
+def _attention_layout(r: _Reader, mt: str) -> dict:
+    """Biases, q/k norms, norm layout and sinks, as each family's transformers classes build them."""
+    out = dict(qkv_bias=False, o_bias=False, mlp_bias=False)
+    if mt in ("mistral", "mixtral", "phi3"):
+        pass  # no bias anywhere, whatever the config says
+    elif mt == "qwen2":
+        out.update(qkv_bias=True)  # q, k, v biases hard-coded; no o bias
+    elif mt == "qwen2_moe":
+        out.update(qkv_bias=r.bool("qkv_bias"))
+    elif mt == "glm4_moe":
+        out.update(qkv_bias=r.bool("attention_bias"))  # on q, k, v only
+    elif mt == "ernie4_5_moe":
+        bias = r.bool("use_bias")  # every linear layer, LM head included
+        out.update(qkv_bias=bias, o_bias=bias, mlp_bias=bias, lm_head_bias=bias)
+    else:
+        bias = r.bool("attention_bias")
+        out.update(qkv_bias=bias, o_bias=bias)
+    if mt in ("llama", "granite", "smollm3", "deepseek_v2"):
+        out["mlp_bias"] = r.bool("mlp_bias")
+    if mt == "phimoe":
+        out.update(norm_bias=True, lm_head_bias=r.bool("lm_head_bias"))  # LayerNorms with biases
+    if mt in ("qwen3", "qwen3_moe", "gemma3_text"):
+        out["qk_norm"] = True
+    elif mt == "glm4_moe":
+        out["qk_norm"] = r.bool("use_qk_norm")
+    elif mt in ("olmo2", "olmoe"):
+        out.update(qk_norm=True, qk_norm_all_heads=True)
+    elif mt == "cohere":
+        out.update(qk_norm=r.bool("use_qk_norm"), qk_norm_all_heads=True)
+    out["norms_per_layer"] = {"gemma2": 4, "gemma3_text": 4, "cohere": 1}.get(mt, 2)
+    out["attention_sinks"] = mt == "gpt_oss"
+    return out
+
+
+def _layer_kinds(r: _Reader, mt: str, layers: int) -> dict:
+    """Per-layer attention kind and window, as the family's transformers classes decide them."""
+    given = r.layer_types(layers) if mt in (
+        "qwen2", "qwen2_moe", "qwen3", "gemma2", "gemma3_text", "gpt_oss", "smollm3", "llama4_text") else None
+    window, chunk = None, None
+    if mt in ("mistral", "mixtral", "phi3", "phimoe"):  # one window for every layer, if set
+        window = r.int("sliding_window", optional=True, null_is_value=True)
+        kinds = ["sliding_attention" if window else "full_attention"] * layers
+    elif mt in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+        on = r.bool("use_sliding_window")
+        window = r.int("sliding_window", optional=True, null_is_value=True) if on else None
+        if given is not None:
+            kinds = given
+        elif mt == "qwen3_moe":  # every layer
+            kinds = ["sliding_attention" if window else "full_attention"] * layers
+        else:
+            start = r.int("max_window_layers", zero=True)
+            if mt == "qwen2_moe":  # transformers: every other layer below max_window_layers
+                kinds = ["sliding_attention" if window and (i + 1) % 2 and i < start else "full_attention"
+                         for i in range(layers)]
+            else:  # from layer max_window_layers on
+                kinds = ["sliding_attention" if window and i >= start else "full_attention" for i in range(layers)]
+    elif mt in ("gemma2", "gemma3_text", "gpt_oss"):
+        window = r.int("sliding_window", optional=True, null_is_value=True)
+        if given is not None:
+            kinds = given
+        else:
+            every = r.int("sliding_window_pattern") if mt == "gemma3_text" else 2  # one full layer in `every`
+            kinds = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(layers)]
+    elif mt == "smollm3":
+        on = r.bool("use_sliding_window")
+        window = r.int("sliding_window", optional=True, null_is_value=True) if on else None
+        if given is not None:
+            kinds = given
+        else:
+            rope = _no_rope_layers(r, layers)
+            kinds = ["sliding_attention" if window and not rope[i] else "full_attention" for i in range(layers)]
+    elif mt == "llama4_text":
+        chunk = r.int("attention_chunk_size", optional=True, null_is_value=True)
+        if given is not None:
+            kinds = given
+        else:
+            rope = _no_rope_layers(r, layers)  # 1: a RoPE layer, chunked; 0: a NoPE layer with global attention
+            kinds = ["chunked_attention" if rope[i] and chunk else "full_attention" for i in range(layers)]
+    else:
+        kinds = ["full_attention"] * layers
+    # a sliding or chunked layer without a window in effect attends to everything
+    kinds = [k if (k == "sliding_attention" and window) or (k == "chunked_attention" and chunk) else "full_attention"
+             for k in kinds]
+    sliding = tuple(i for i, k in enumerate(kinds) if k == "sliding_attention")
+    chunked = any(k == "chunked_attention" for k in kinds)
+    return dict(layer_types=tuple(kinds), sliding_window=window if sliding else None, sliding_window_layers=sliding,
+                attention_chunk_size=chunk if chunked else None)
+
+
+def _no_rope_layers(r: _Reader, layers: int) -> list:
+    value = r.int_list("no_rope_layers", low=0, high=1)
+    if value:  # an empty list means "use the interval", as in transformers
+        if len(value) != layers:
+            raise ValueError(f"{r.name('no_rope_layers')} must have one entry per layer ({layers}), got {len(value)}")
+        return value
+    every = r.int("no_rope_layer_interval")
+    return [int((i + 1) % every != 0) for i in range(layers)]
+
+
+def _experts(r: _Reader, mt: str, layers: int, intermediate: int) -> dict:
+    """Mixture-of-experts layout: which layers, how many experts, widths, shared experts, router extras."""
+    out = {}
+    if mt in ("mixtral", "phimoe", "granitemoe", "gpt_oss", "olmoe"):
+        key = "num_experts" if mt == "olmoe" else "num_local_experts"
+        out.update(num_experts=r.int(key), num_experts_per_tok=r.int("num_experts_per_tok"),
+                   moe_intermediate_size=intermediate, moe_layers=tuple(range(layers)),
+                   norm_topk_prob=mt == "mixtral", router_bias=mt == "gpt_oss", expert_bias=mt == "gpt_oss")
+    elif mt in ("qwen2_moe", "qwen3_moe"):
+        experts = r.int("num_experts", zero=True)
+        step = r.int("decoder_sparse_step")
+        dense = set(r.int_list("mlp_only_layers", low=0, high=layers - 1) or ())
+        out.update(num_experts=experts, num_experts_per_tok=r.int("num_experts_per_tok"),
+                   moe_intermediate_size=r.int("moe_intermediate_size"),
+                   norm_topk_prob=bool(r.c.get("norm_topk_prob", False)),
+                   moe_layers=tuple(i for i in range(layers) if experts and i not in dense and (i + 1) % step == 0))
+        if mt == "qwen2_moe":
+            out.update(shared_expert_intermediate_size=r.int("shared_expert_intermediate_size", zero=True),
+                       shared_expert_gate=True)
+    elif mt in ("deepseek_v2", "deepseek_v3", "glm4_moe"):
+        first = r.int("first_k_dense_replace", zero=True)
+        freq = r.int("moe_layer_freq") if mt != "glm4_moe" else 1
+        width = r.int("moe_intermediate_size")
+        out.update(num_experts=r.int("n_routed_experts"), num_experts_per_tok=r.int("num_experts_per_tok"),
+                   moe_intermediate_size=width, norm_topk_prob=bool(r.c.get("norm_topk_prob", False)),
+                   # DeepSeek's rule (its modeling code and vLLM's); transformers ignores moe_layer_freq
+                   moe_layers=tuple(i for i in range(first, layers) if i % freq == 0),
+                   shared_expert_intermediate_size=width * r.int("n_shared_experts", zero=True),
+                   router_bias=mt != "deepseek_v2")  # V3 and GLM-4.5: e_score_correction_bias, one per expert
+    elif mt == "ernie4_5_moe":
+        start = r.int("moe_layer_start_index", zero=True)
+        end = r.raw("moe_layer_end_index")
+        if isinstance(end, bool) or not isinstance(end, int) or end < -1:
+            raise TypeError(f"{r.name('moe_layer_end_index')} must be a layer index or -1 (the last layer), got {end!r}")
+        end = layers - 1 if end == -1 else end
+        every = r.int("moe_layer_interval")
+        width = r.int("moe_intermediate_size")
+        out.update(num_experts=r.int("moe_num_experts"), num_experts_per_tok=r.int("moe_k"),
+                   moe_intermediate_size=width, router_bias=True,  # moe_statics.e_score_correction_bias
+                   moe_layers=tuple(i for i in range(layers) if (i + 1) % every == 0 and start <= i <= end),
+                   shared_expert_intermediate_size=width * r.int("moe_num_shared_experts", zero=True))
+    elif mt == "llama4_text":
+        moe_layers = r.int_list("moe_layers", low=0, high=layers - 1)
+        if moe_layers is None:
+            step = r.int("interleave_moe_layer_step")
+            moe_layers = list(range(step - 1, layers, step))
+        out.update(num_experts=r.int("num_local_experts"), num_experts_per_tok=r.int("num_experts_per_tok"),
+                   moe_intermediate_size=intermediate, shared_expert_intermediate_size=intermediate,
+                   intermediate_size=r.int("intermediate_size_mlp"),  # the dense layers' width
+                   moe_layers=tuple(sorted(set(moe_layers))))
+    if out.get("moe_layers") and out["num_experts_per_tok"] > out["num_experts"]:
+        key = "moe_k" if mt == "ernie4_5_moe" else "num_experts_per_tok"
+        raise ValueError(f"{r.name(key)} ({out['num_experts_per_tok']}) must be at most the number of "
+                         f"routed experts ({out['num_experts']})")
+    if not out.get("moe_layers"):  # a dense model after all: no expert fields
+        return {"intermediate_size": out["intermediate_size"]} if "intermediate_size" in out else {}
+    return out
+
+
+def _mla(r: _Reader) -> dict:
+    nope, rope = r.int("qk_nope_head_dim"), r.int("qk_rope_head_dim")
+    return dict(
+        q_lora_rank=r.int("q_lora_rank", optional=True, null_is_value=True),  # null: q is one projection
+        kv_lora_rank=r.int("kv_lora_rank"), qk_rope_head_dim=rope, qk_nope_head_dim=nope,
+        v_head_dim=r.int("v_head_dim"), head_dim=nope + rope,  # the query/key width per head
+    )
+
+
+def _rope(c: dict, where: str) -> tuple[float, dict | None]:
+    """(rope_theta, rope_scaling) from transformers 4.x keys or 5.x `rope_parameters` (not used for any count)."""
     params = c.get("rope_parameters")
+    if isinstance(params, dict) and isinstance(params.get("full_attention"), dict):  # Gemma 3: one per layer kind
+        params = params["full_attention"]
     if isinstance(params, dict):  # transformers >= 5: {"rope_type": ..., "rope_theta": ..., ...}
         theta = params.get("rope_theta", c.get("rope_theta", 10000.0))
         scaling = {k: v for k, v in params.items() if k != "rope_theta"}
     else:
         theta = c.get("rope_theta", 10000.0)
-        scaling = dict(c["rope_scaling"]) if c.get("rope_scaling") else {}
+        scaling = c.get("rope_scaling") or {}
+        if not isinstance(scaling, dict):
+            raise TypeError(f"{where}['rope_scaling'] must be a JSON object or null, got {scaling!r}")
+        scaling = dict(scaling)
+    theta = finite_real(f"{where}['rope_theta']", theta, low=0, low_open=True)
     kind = scaling.pop("rope_type", None) or scaling.pop("type", None) or "default"
     scaling.pop("type", None)
     if kind == "default":
-        return float(theta), None
-    return float(theta), {"rope_type": kind, **scaling}
-
-
-def _sliding_window(c: dict, family_key: str, layers: int) -> dict:
-    window = c.get("sliding_window")
-    layer_types = c.get("layer_types")
-    if isinstance(layer_types, list) and len(layer_types) == layers and window:
-        which = tuple(i for i, t in enumerate(layer_types) if t == "sliding_attention")
-    elif family_key in ("Qwen2", "Qwen2Moe", "Qwen3", "Qwen3Moe"):
-        # Qwen: the window applies only with use_sliding_window, from layer max_window_layers on.
-        start = c.get("max_window_layers", layers)
-        which = tuple(range(start, layers)) if (c.get("use_sliding_window") and window) else ()
-    else:
-        which = tuple(range(layers)) if window else ()
-    if not which:
-        return {"sliding_window": None, "sliding_window_layers": ()}
-    return {"sliding_window": positive_int("config['sliding_window']", window), "sliding_window_layers": which}
-
-
-def _moe(c: dict, family_key: str, layers: int) -> dict:
-    experts = c.get("num_experts") or c.get("num_local_experts")
-    if not experts:
-        raise ValueError("config of a mixture of experts model must set num_experts or num_local_experts")
-    top_k = positive_int("config['num_experts_per_tok']", c.get("num_experts_per_tok"))
-    out = dict(num_experts=positive_int("config['num_experts']", experts), num_experts_per_tok=top_k)
-    if family_key == "Mixtral":
-        # Mixtral experts are full-width SwiGLU MLPs; the top-2 weights are always renormalised.
-        out.update(moe_intermediate_size=positive_int("config['intermediate_size']", c["intermediate_size"]),
-                   norm_topk_prob=True, moe_layers=tuple(range(layers)))
-        return out
-    step = c.get("decoder_sparse_step", 1) or 1
-    dense = set(c.get("mlp_only_layers") or ())
-    out.update(
-        moe_intermediate_size=positive_int("config['moe_intermediate_size']", c.get("moe_intermediate_size")),
-        norm_topk_prob=bool(c.get("norm_topk_prob", False)),
-        moe_layers=tuple(i for i in range(layers) if i not in dense and (i + 1) % step == 0),
-    )
-    if c.get("shared_expert_intermediate_size"):  # Qwen2-MoE
-        out.update(shared_expert_intermediate_size=int(c["shared_expert_intermediate_size"]), shared_expert_gate=True)
-    return out
-
-
-def _deepseek_v3(c: dict, layers: int) -> dict:
-    def get(key):
-        return positive_int(f"config[{key!r}]", c.get(key))
-
-    first_dense = int(c.get("first_k_dense_replace", 0))
-    freq = int(c.get("moe_layer_freq", 1))
-    moe_width = get("moe_intermediate_size")
-    return dict(
-        num_experts=get("n_routed_experts"),
-        num_experts_per_tok=get("num_experts_per_tok"),
-        moe_intermediate_size=moe_width,
-        norm_topk_prob=bool(c.get("norm_topk_prob", False)),
-        moe_layers=tuple(i for i in range(first_dense, layers) if i % freq == 0),
-        shared_expert_intermediate_size=moe_width * int(c.get("n_shared_experts") or 0),
-        router_bias=c.get("topk_method", "noaux_tc") == "noaux_tc",  # V3 always has the correction bias
-        head_dim=get("qk_nope_head_dim") + get("qk_rope_head_dim"),  # query/key width per head
-        q_lora_rank=c.get("q_lora_rank"),
-        kv_lora_rank=get("kv_lora_rank"),
-        qk_rope_head_dim=get("qk_rope_head_dim"),
-        qk_nope_head_dim=get("qk_nope_head_dim"),
-        v_head_dim=get("v_head_dim"),
-    )
+        return theta, None
+    return theta, {"rope_type": kind, **scaling}

@@ -538,7 +538,7 @@ CARDS = (
          takes about the {{ fact: bottlenecks.llama_8b_weight_read_ms }} it takes to read the weights."""),
     Card("bn-decode-shares", "242-llm-bottlenecks",
          "How much of a decode step is attention?",
-         """Depends on what you count. For Llama 3.1 8B at a 4,096-token context attention is
+         """It depends on what you count. For Llama 3.1 8B at a 4,096-token context attention is
          {{ fact: bottlenecks.llama_8b_decode_attention_flop_share }} of the FLOPs but only
          {{ fact: bottlenecks.llama_8b_decode_attention_byte_share }} of the bytes for one sequence. Decode is
          memory bound, so the bytes set the time; with {{ fact: bottlenecks.big_batch }} sequences the KV cache

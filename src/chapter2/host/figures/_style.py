@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 
-INK = "#8a8f98"  # mid grey: readable on white and on Material's slate background
-PALETTE = ["#3f7fd8", "#e0712c", "#2ca58d", "#c2459b", "#8c6bd6", "#b8a12a"]
+# One palette for these figures and the calculators' live charts (chapter2.charts, drawn in the browser too):
+# INK is a mid grey, readable on white and on Material's slate background.
+from ...charts import INK, PALETTE
 
 
 @contextlib.contextmanager

@@ -1,0 +1,204 @@
+"""Live charts in the browser: drawn at build time, redrawn after an input, the same as CPython,
+usable at 375 px and in dark mode, and clean under axe-core.
+
+The drawing is `chapter2.charts.render`, run by the build and by Pyodide (`compute_json`); these
+tests check that the page shows it before Python loads (and without JavaScript), that an input
+change swaps in Pyodide's drawing, and that Pyodide's JSON (chart HTML included) equals CPython's
+for the same raw inputs, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from chapter2 import calculators, charts
+from conftest import local_only_context
+
+pytestmark = pytest.mark.browser
+WAIT_MS = 90_000
+PHONE = {"width": 375, "height": 812}
+
+# the input each chart follows, and a new value for it (a marker must move)
+MOVES = {
+    "activations": [("x", "-2.3"), ("beta", "3.5")],
+    "sliding_window": [("n", "100000")],
+    "roofline": [("batch", "64"), ("gpu", "H200-SXM")],
+    "decode_batching": [("batch", "300")],
+    "kv_cache": [("context", "131072")],
+    "moe_coverage": [("n_tokens", "16")],
+    "diffusion_pipeline": [("steps", "28")],
+    "few_step": [("few_steps", "4")],
+    "device_roofline": [("copy_gb_s", "12.5"), ("matmul_gflops", "2.5")],
+}
+
+
+def _chart_pages(site_dir) -> dict[str, str]:
+    """{calculator: page path} for every calculator with a chart output, from the built pages."""
+    with_charts = {name for name, c in calculators.REGISTRY.items() if any(o.kind == "chart" for o in c.outputs)}
+    pages = {}
+    for html in sorted(site_dir.rglob("index.html")):
+        for name in re.findall(r'data-calculator="([\w-]+)"', html.read_text()):
+            if name in with_charts:
+                pages.setdefault(name, html.parent.relative_to(site_dir).as_posix() + "/")
+    return pages
+
+
+def _digests(calc) -> dict:
+    return calc.evaluate("el => Object.fromEntries([...el.querySelectorAll('[data-kind=chart]')].map(dd => "
+                         "[dd.dataset.output, dd.querySelector('figure').dataset.digest]))")
+
+
+def _cpython_digests(name, raw=None) -> dict:
+    out = calculators.compute(name, raw)
+    return {o.key: charts.digest(out[o.key]) for o in calculators.get(name).outputs if o.kind == "chart"}
+
+
+def _raw(calc) -> dict:
+    return calc.evaluate("el => Object.fromEntries([...el.querySelector('form').elements].filter(e => e.name)"
+                         ".map(e => [e.name, e.value]))")
+
+
+def _set(page, calc, field, value):
+    before = int(calc.get_attribute("data-computed") or 0)
+    control = calc.locator(f'[name="{field}"]')
+    if control.evaluate("el => el.tagName") == "SELECT":
+        control.select_option(value)
+    elif control.get_attribute("type") == "range":
+        control.evaluate("(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }", value)
+    else:
+        control.fill(value)
+    _wait(page, calc, before)
+
+
+def _wait(page, calc, before):
+    name = calc.get_attribute("data-calculator")
+    page.wait_for_function(
+        "([n, b]) => { const el = document.querySelector(`[data-calculator=${n}]`);"
+        " return !el.hasAttribute('aria-busy') && (+el.dataset.computed || 0) > b; }", arg=[name, before], timeout=WAIT_MS)
+
+
+def test_every_chart_calculator_is_on_a_page(site_dir):
+    missing = set(MOVES) - set(_chart_pages(site_dir))
+    assert not missing, (f"chart calculators on no page: {sorted(missing)} (device_roofline belongs on "
+                         "docs/bottlenecks.md, as <!-- calculator: device_roofline -->)")
+
+
+def test_charts_are_in_the_page_without_javascript(browser, site_url, site_dir):
+    """The build's SVG is the drawing for the default inputs, shown with JavaScript off (and so before Python)."""
+    with local_only_context(browser, java_script_enabled=False, viewport={"width": 1280, "height": 900}) as context:
+        page = context.new_page()
+        for name, path in sorted(_chart_pages(site_dir).items()):
+            page.goto(site_url + path)
+            calc = page.locator(f'[data-calculator="{name}"]')
+            assert _digests(calc) == _cpython_digests(name), f"{name}: build-time charts"
+            for svg in calc.locator("svg.c2-chart__svg").all():
+                box = svg.bounding_box()
+                assert box and box["width"] > 250 and box["height"] > 100, f"{name}: chart not drawn ({box})"
+                assert svg.locator("path").count() >= 3, name
+        assert not context.blocked
+
+
+def test_charts_redraw_on_input_and_match_cpython(watched, site_dir):
+    """After each input change: the page shows Pyodide's drawing, whose digest is CPython's for the same
+    inputs; the marker moves; and Pyodide's whole JSON answer (chart HTML included) equals CPython's."""
+    pages = _chart_pages(site_dir)
+    current, timings = None, []
+    for name, path in sorted(pages.items(), key=lambda kv: kv[1]):
+        if path != current:
+            page, current = watched.goto(path), path
+        calc = page.locator(f'[data-calculator="{name}"]')
+        calc.scroll_into_view_if_needed()
+        for field, value in MOVES[name]:
+            markers = calc.evaluate("el => [...el.querySelectorAll('.c2-chart__pt')].map(c => c.getAttribute('cx') + ',' + c.getAttribute('cy'))")
+            built = _digests(calc)
+            _set(page, calc, field, value)
+            raw = _raw(calc)
+            assert raw[field] == value
+            assert _digests(calc) == _cpython_digests(name, raw), f"{name}: after {field}={value}"
+            assert _digests(calc) != built, f"{name}: {field}={value} did not redraw"
+            moved = calc.evaluate("el => [...el.querySelectorAll('.c2-chart__pt')].map(c => c.getAttribute('cx') + ',' + c.getAttribute('cy'))")
+            assert moved and moved != markers, f"{name}: the marker did not move after {field}={value}"
+            pyodide = page.evaluate("([n, r]) => window.chapter2.calc(n, r)", [name, raw])
+            assert pyodide == json.loads(calculators.compute_json(name, json.dumps(raw))), f"{name}: Pyodide vs CPython"
+        # redraw time: one more change, timed in the page from the input event to the painted result
+        field, value = MOVES[name][0]
+        ms = calc.evaluate("""async (el, [f, v]) => {
+            const input = el.querySelector(`[name=${f}]`), before = +el.dataset.computed || 0;
+            const t0 = performance.now();
+            input.value = v; input.dispatchEvent(new Event('change', {bubbles: true}));
+            while ((+el.dataset.computed || 0) === before || el.hasAttribute('aria-busy')) await new Promise(r => setTimeout(r, 0));
+            return performance.now() - t0; }""", [field, str(calculators.get(name).defaults()[field])])
+        timings.append((name, ms))
+        watched.assert_clean()
+    print("\nredraw after an input change (ms): " + ", ".join(f"{n} {ms:.0f}" for n, ms in timings))
+
+
+def test_measure_this_device_runs_on_request_and_lands_on_the_roofline(watched, site_dir):
+    path = _chart_pages(site_dir).get("device_roofline")
+    assert path, "device_roofline is on no page"
+    page = watched.goto(path)
+    page.wait_for_load_state("networkidle")
+    calc = page.locator('[data-calculator="device_roofline"]')
+    assert page.evaluate("() => window.chapter2.state") == "idle"  # nothing measured (nor loaded) on page load
+    assert _raw(calc)["matmul_gflops"] == "0" and calc.locator(".c2-chart__pt").count() == 0
+    before = int(calc.get_attribute("data-computed") or 0)
+    calc.get_by_role("button", name="Measure this device").click()
+    _wait(page, calc, before)
+    raw = _raw(calc)
+    rate, bandwidth = float(raw["matmul_gflops"]), float(raw["copy_gb_s"])
+    assert rate > 0 and bandwidth > 0
+    assert _digests(calc) == _cpython_digests("device_roofline", raw)
+    assert calc.locator(".c2-chart__pt").count() == 1
+    legend = calc.locator(".c2-chart__legend").inner_text()
+    assert f"its ops:byte {charts.sig(rate / bandwidth, 3)}" in legend  # ratio = rate / bandwidth
+    assert "Done in your browser" in calc.locator("[data-calc-action-status]").inner_text()
+    print(f"\nthis browser (Pyodide): numpy matmul {rate} GFLOP/s, copy {bandwidth} GB/s, ops:byte {rate / bandwidth:.3g}")
+    watched.assert_clean()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_charts_fit_a_phone_and_follow_the_colour_scheme(browser, site_url, site_dir, scheme):
+    with local_only_context(browser, viewport=PHONE, is_mobile=True, has_touch=True, color_scheme=scheme) as context:
+        page = context.new_page()
+        for path in sorted(set(_chart_pages(site_dir).values())):
+            page.goto(site_url + path)
+            page.wait_for_load_state("networkidle")
+            assert page.evaluate("() => document.body.getAttribute('data-md-color-scheme')") == \
+                ("slate" if scheme == "dark" else "default")
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], path
+            for fig in page.locator("figure.c2-chart").all():
+                fig.scroll_into_view_if_needed()
+                box = fig.locator("svg").bounding_box()
+                assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 0.5, f"{path}: {box}"
+                assert box["width"] > 200, f"{path}: chart squeezed to {box['width']} px"
+                for li in fig.locator(".c2-chart__legend li").all():
+                    b = li.bounding_box()
+                    assert b["x"] + b["width"] <= PHONE["width"] + 0.5, f"{path}: legend runs off the screen"
+            # text follows the scheme (currentColor): dark ink on light, light ink on slate
+            lum = page.evaluate("""() => [...document.querySelectorAll('.c2-chart__svg text')].slice(0, 20).map(t => {
+                const [r, g, b] = getComputedStyle(t).fill.match(/\\d+/g).map(Number);
+                return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255; })""")
+            assert lum and all((v > 0.6) if scheme == "dark" else (v < 0.4) for v in lum), (path, lum)
+        assert not context.blocked
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_serious_issue_on_pages_with_charts(browser, site_url, site_dir, scheme):
+    from test_reading import AXE
+
+    problems = []
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}, color_scheme=scheme,
+                            bypass_csp=True) as context:
+        page = context.new_page()
+        for path in sorted(set(_chart_pages(site_dir).values())):
+            page.goto(site_url + path)
+            page.wait_for_load_state("networkidle")
+            page.wait_for_timeout(150)
+            page.add_script_tag(path=str(AXE))
+            result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+            problems += [f"{path}: {v['id']} ({v['impact']}) {[n['target'][0] for n in v['nodes'][:3]]}: {v['help']}"
+                         for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    assert not problems, "\n".join(problems)

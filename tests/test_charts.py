@@ -1,0 +1,257 @@
+"""Live charts: the one renderer (chapter2.charts), the chart outputs of the calculators, and "your device".
+
+The browser side (build-time SVG, redraw after an input, dark mode, 375 px,
+axe) is tests/browser/test_charts.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chapter2 import activations as act
+from chapter2 import calculators, charts, hardware, measure, moe, roofline
+from chapter2.attention import attended_pairs
+
+ROOT = Path(__file__).resolve().parents[1]
+CHARTS = [(name, o) for name, calc in sorted(calculators.REGISTRY.items()) for o in calc.outputs if o.kind == "chart"]
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _chart(name, key, raw=None):
+    return calculators.compute(name, raw)[key]
+
+
+def _html(name, key, raw=None):
+    return json.loads(calculators.compute_json(name, json.dumps(raw or {})))["outputs"][key]
+
+
+def _parse(fragment: str) -> ET.Element:
+    return ET.fromstring(fragment.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1))
+
+
+def test_the_issue_s_charts_exist():
+    names = {name for name, _ in CHARTS}
+    assert {"activations", "sliding_window", "roofline", "kv_cache", "moe_coverage", "diffusion_pipeline", "few_step",
+            "decode_batching", "device_roofline"} <= names
+
+
+@pytest.mark.parametrize("name, output", CHARTS, ids=[f"{n}.{o.key}" for n, o in CHARTS])
+def test_every_chart_is_well_formed_accessible_and_csp_friendly(name, output):
+    data = _chart(name, output.key)
+    charts.check(output.chart, data)
+    json.dumps(data, allow_nan=False)  # plain JSON
+    fragment = _html(name, output.key)
+    assert fragment == calculators.render_chart(name, output, data)  # the browser's HTML is the build's
+    root = _parse(fragment)
+    assert root.tag == "figure" and root.get("data-digest") == charts.digest(data)
+    svg = root.find(f"{SVG}svg")
+    assert svg.get("role") == "img"
+    title = svg.find(f"{SVG}title")
+    desc = svg.find(f"{SVG}desc")
+    assert svg.get("aria-labelledby") == title.get("id") and title.text == output.label
+    assert svg.get("aria-describedby") == desc.get("id") and len(desc.text) > 60
+    assert output.chart.x_label in desc.text and output.chart.y_label in desc.text
+    assert "style=" not in fragment and "<script" not in fragment.lower() and "javascript:" not in fragment
+    colours = set(re.findall(r'(?:stroke|fill)="(#[0-9a-f]{3,6})"', fragment))
+    assert colours <= set(charts.PALETTE) | {charts.INK, "#fff"}, colours
+    labels = [t.text for t in svg.iter(f"{SVG}text")]
+    assert output.chart.x_label in labels and output.chart.y_label in labels  # axis labels, with units
+    legend = root.find("ul")
+    named = [s["label"] for s in data["series"] if s["label"]]
+    assert legend is not None and len(legend.findall("li")) >= len(named) >= 1
+    assert fragment == calculators.render_chart(name, output, data)  # deterministic
+
+
+def test_the_figures_and_the_charts_share_one_palette():
+    from chapter2.host.figures import _style
+
+    assert _style.PALETTE is charts.PALETTE and _style.INK == charts.INK
+
+
+def test_activation_charts_mark_x_and_follow_beta():
+    out = calculators.compute("activations", {"x": "-1.3", "beta": "2.5"})
+    values, slopes = out["values"], out["slopes"]
+    grid = np.array(values["series"][0]["x"])
+    swish = next(s for s in values["series"] if s["label"].startswith("Swish"))
+    assert swish["label"] == "Swish, β = 2.5"
+    assert swish["y"] == pytest.approx(act.swish(grid, 2.5), abs=1e-5)
+    slope = next(s for s in slopes["series"] if s["label"].startswith("Swish"))
+    assert slope["y"] == pytest.approx(act.swish_slope(grid, 2.5), abs=1e-5)
+    assert [p["x"] for p in values["points"]] == [-1.3] * 5
+    assert values["points"][3]["y"] == pytest.approx(float(act.gelu(-1.3)), rel=1e-5)
+    assert slopes["points"][0]["y"] == 0.0  # ReLU's slope left of 0
+    relu_slope = slopes["series"][0]
+    assert relu_slope["y"][relu_slope["x"].index(-1e-9)] == 0 and relu_slope["y"][relu_slope["x"].index(1e-9)] == 1
+    assert values["rules"] == [charts.rule("x", -1.3, "x = -1.3")]
+    changed = calculators.compute("activations", {"x": "-1.3", "beta": "4"})["values"]
+    assert charts.digest(changed) != charts.digest(values)
+
+
+def test_sliding_window_chart_marks_n_and_w_with_the_exact_counts():
+    data = _chart("sliding_window", "chart", {"n": "32768", "w": "4096"})
+    full, window = data["series"]
+    for x, y in zip(full["x"], full["y"]):
+        assert y == pytest.approx(attended_pairs(int(x), causal=True), rel=1e-5)
+    for x, y in zip(window["x"], window["y"]):
+        assert y == pytest.approx(attended_pairs(int(x), window=4096), rel=1e-5)
+    assert [(p["x"], p["y"]) for p in data["points"]] == [(32768, charts._r(attended_pairs(32768, causal=True))),
+                                                          (32768, charts._r(attended_pairs(32768, window=4096)))]
+    assert {r["at"] for r in data["rules"]} == {32768, 4096}
+    ratio = [f / w for f, w in zip(full["y"], window["y"])]  # the saving grows with length
+    assert ratio == sorted(ratio) and ratio[0] == pytest.approx(1) and ratio[-1] > 30
+
+
+def test_roofline_chart_puts_the_workloads_on_the_chosen_gpu():
+    out = calculators.compute("roofline", {"gpu": "H200-SXM", "dtype": "fp8", "batch": "64"})
+    data, bars = out["chart"], dict(out["intensity"])
+    gpu = hardware.get_gpu("H200-SXM")
+    assert data["rules"][0]["at"] == charts._r(gpu.ops_per_byte("fp8"))
+    for p in data["points"]:
+        label = p["label"].split(":")[0]
+        assert p["x"] == pytest.approx(bars[label], rel=1e-3)
+        assert p["y"] == pytest.approx(float(roofline.attainable_flops(p["x"], gpu, "fp8")), rel=1e-5)
+    assert max(data["series"][0]["y"]) == gpu.peak_flops("fp8")
+
+
+def test_decode_batching_chart_moves_its_point_with_the_slider():
+    a, b = (_chart("decode_batching", "chart", {"batch": str(n)}) for n in (1, 300))
+    assert a["points"][0]["x"] == 1 and b["points"][0]["x"] == 300
+    assert b["points"][0]["y"] > a["points"][0]["y"]
+    step, weights = b["series"]
+    assert step["y"] == sorted(step["y"]) and weights["y"] == sorted(weights["y"])  # batching raises intensity
+    assert b["rules"][0]["at"] == charts._r(hardware.get_gpu("H100-SXM").ops_per_byte("fp16"))
+
+
+def test_kv_cache_chart_grows_with_context_beside_the_weights():
+    out = calculators.compute("kv_cache", {"context": "65536", "batch": "4"})
+    data, memory = out["chart"], dict(out["memory"])
+    kv, weights, total = data["series"]
+    assert weights["y"] == [charts._r(memory["weights"])] * len(weights["x"])
+    assert kv["y"] == sorted(kv["y"]) and kv["y"][kv["x"].index(65536)] == pytest.approx(memory["KV cache"], rel=1e-5)
+    assert data["points"][0] == charts.point(65536, memory["KV cache"], "KV cache at 65,536 tokens", color=0)
+    assert "passes the weights at" in data["summary"]
+
+
+def test_moe_chart_is_the_coverage_curve_with_t_marked():
+    data = _chart("moe_coverage", "chart", {"n_tokens": "40"})
+    (curve,) = data["series"]
+    for t, share in zip(curve["x"], curve["y"]):
+        assert share == pytest.approx(100 * moe.expected_experts_touched(128, 8, t) / 128, rel=1e-5)
+    assert data["points"][0]["x"] == 40 and data["rules"][0]["at"] == 100 * 8 / 128
+
+
+def test_diffusion_charts_mark_the_guided_and_few_step_pipelines():
+    out = calculators.compute("few_step")
+    times = dict(out["times"])
+    data = out["chart"]
+    guided, unguided = data["series"]
+    assert guided["label"].startswith("guidance on") and unguided["label"].startswith("guidance off")
+    full, few = data["points"]
+    assert (full["x"], few["x"]) == (50, 8)
+    assert [full["y"], few["y"]] == pytest.approx(list(times.values()), rel=1e-3)
+    pipeline = calculators.compute("diffusion_pipeline", {"steps": "30", "guidance": "off"})["chart"]
+    assert pipeline["points"][0]["x"] == 30 and pipeline["points"][0]["color"] == 1  # on the unguided line
+
+
+def test_axes_ticks_and_numbers():
+    assert charts._nice_log(989.4e12 * 1.1, down=False) == 2e15 and charts._nice_log(0.7, down=True) == 0.5
+    assert charts._log_ticks(0.1, 1e4) == [0.1, 1, 10, 100, 1000, 10000]
+    assert charts._lin_ticks(-1, 6)[2] == [-2, 0, 2, 4, 6]
+    assert [charts.tick_text(v) for v in (0, 1500, 1e12, 0.25, 1e-4)] == ["0", "1.5k", "1T", "0.25", "1e-4"]
+    with pytest.raises(ValueError):
+        charts.check(charts.ChartSpec("x", "y", y_log=True), charts.chart([charts.series("s", [1, 2], [0, 1])]))
+    with pytest.raises(ValueError):
+        charts.check(charts.ChartSpec("x", "y"), charts.chart([charts.series("s", [1, 2], [float("nan"), 1])]))
+    with pytest.raises(TypeError):
+        charts.check(charts.ChartSpec("x", "y"), {"series": []})
+    with pytest.raises(ValueError):
+        calculators.Output("c", "C", kind="chart")  # a chart output needs its ChartSpec
+
+
+def test_every_series_kind_draws():
+    spec = charts.ChartSpec("steps", "count", x_log=True)
+    data = charts.chart([charts.series("line", [1, 10, 100], [1, 2, 3]),
+                         charts.series("step", [1, 10, 100], [3, 1, 2], kind="step"),
+                         charts.series("dots", [2, 20], [1, 2], kind="scatter"),
+                         charts.series("bars", [1, 10, 100], [2, 3, 1], kind="bars")],
+                        [charts.point(10, 2, "here", legend=True)], [charts.rule("x", 10, "ten"), charts.rule("y", 2)])
+    root = _parse(charts.render(spec, data, uid="t", title="All kinds"))
+    svg = root.find(f"{SVG}svg")
+    assert len(svg.findall(f".//{SVG}rect")) == 3 + 1  # three bars + the clip rectangle
+    assert any("H" in (p.get("d") or "") and "V" in p.get("d") for p in svg.iter(f"{SVG}path"))
+    assert len(root.findall("ul/li")) == 5
+
+
+# ------------------------------------------------------------------ your device
+
+
+def test_measure_this_device_within_its_budget():
+    t0 = time.perf_counter()
+    r = measure.measure(0.1)
+    assert time.perf_counter() - t0 < 0.1 + 3  # the budget, plus allocating the arrays
+    assert r.matmul_flops > 0 and r.copy_bytes_per_s > 0 and r.seconds > 0
+    assert r.ops_per_byte == r.matmul_flops / r.copy_bytes_per_s
+    assert 64 <= r.matmul_n <= measure.MAX_N and measure.COPY_BYTES[1] <= r.copy_array_bytes <= measure.COPY_BYTES[0]
+    fields = measure.measure_fields(0.05)
+    assert set(fields) == {"matmul_gflops", "copy_gb_s"} and all(v > 0 for v in fields.values())
+    with pytest.raises(ValueError):
+        measure.measure(0)
+
+
+def test_device_roofline_places_a_measured_device_next_to_the_gpus():
+    calc = calculators.get("device_roofline")
+    assert calc.action.call == "chapter2.measure:measure_fields"
+    module, fn = calc.action.call.split(":")
+    assert set(getattr(sys.modules[module], fn)(0.05)) <= {f.name for f in calc.fields}  # it fills real fields
+    empty = calculators.compute("device_roofline")
+    assert "not measured" in empty["device"] and not empty["chart"]["points"]
+    assert len(empty["chart"]["series"]) == len(hardware.GPUS)
+    fields = measure.measure_fields(0.05)
+    out = calculators.compute("device_roofline", {k: str(v) for k, v in fields.items()})
+    ratio = fields["matmul_gflops"] / fields["copy_gb_s"]  # ops:byte = rate / bandwidth
+    (point,) = out["chart"]["points"]
+    assert point["x"] == charts._r(ratio) and point["y"] == charts._r(fields["matmul_gflops"] * 1e9)
+    assert out["chart"]["series"][-1]["label"] == "this device (measured)"
+    typed = calculators.compute("device_roofline", {"matmul_gflops": "3.2", "copy_gb_s": "8.5"})
+    assert typed["ratio"].startswith("0.3765 operations per byte = 3.2 GFLOP/s / 8.5 GB/s")
+    assert "ops:byte 295 vs 0.376" in typed["reference"]
+    fp8 = calculators.compute("device_roofline", {"dtype": "fp8"})  # the A100 has no FP8 figure: left out
+    assert len(fp8["chart"]["series"]) == len([g for g in hardware.GPUS.values() if "fp8" in g.dense_flops])
+
+
+# ------------------------------------------------------------------ the page and the browser hook
+
+
+def test_build_renders_the_chart_and_the_browser_hook_is_wired():
+    hooks = str(ROOT / "docs" / "hooks")
+    if hooks not in sys.path:
+        sys.path.insert(0, hooks)
+    import directives
+
+    page = directives.render_calculator("sliding_window")
+    data = calculators.compute("sliding_window")["chart"]
+    assert f'data-kind="chart"' in page and f'data-digest="{charts.digest(data)}"' in page and "<svg" in page
+    device = directives.render_calculator("device_roofline")
+    assert 'data-calc-action="chapter2.measure:measure_fields"' in device and 'type="button"' in device
+    assets = ROOT / "docs" / "assets" / "chapter2"
+    assert "window.chapter2Charts.update(dd, value)" in (assets / "runtime.js").read_text()
+    assert "window.chapter2Charts = { update }" in (assets / "charts.js").read_text()
+    assert "assets/chapter2/charts.js" in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_redraw_is_cheap_in_cpython():
+    """The browser redraws by running compute_json in Pyodide (a few times slower than CPython): keep it small."""
+    for name in sorted({n for n, _ in CHARTS}):
+        calculators.compute_json(name, "{}")
+        t0 = time.perf_counter()
+        for _ in range(3):
+            calculators.compute_json(name, "{}")
+        assert (time.perf_counter() - t0) / 3 < 0.05, name
