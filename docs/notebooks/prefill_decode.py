@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from chapter2 import roofline
 from chapter2.models import TINY_LM_DIR as MODEL_DIR
 from chapter2.models.transformer import load_pretrained
 from chapter2.tokenizer import BPETokenizer
@@ -53,6 +54,10 @@ matmul_params = sum(w.size for w in model.weights.values() if w.ndim == 2)
 # K and V, per layer and KV head, head_dim values each
 kv_bytes_per_token = (2 * c.num_hidden_layers * c.num_key_value_heads
                       * c.head_dim * model.dtype.itemsize)
+# bytes follow the chapter's convention (section 2.4, "How this chapter counts bytes"):
+# weights, KV cache and activations (each block's input and output, and the logits), each once
+def activation_bytes(tokens: int, logit_positions: int) -> float:
+    return roofline.activation_bytes(c, tokens, logit_positions, dtype=model.dtype.itemsize)
 
 
 
@@ -188,8 +193,9 @@ n_prompt = len(prompt)
 
 prefill_s = best_time(lambda: model.prefill(prompt), repeats=5)
 prefill_flops = 2 * matmul_params * n_prompt
-# read the weights once, write the prompt's keys and values
-prefill_bytes = weight_bytes + n_prompt * kv_bytes_per_token
+# read the weights once, write the prompt's keys and values, and the activations
+# (logits for the last position only, as a server computes them)
+prefill_bytes = weight_bytes + n_prompt * kv_bytes_per_token + activation_bytes(n_prompt, 1)
 prefill_intensity = prefill_flops / prefill_bytes
 prefill_bound = max(prefill_flops / peak, prefill_bytes / bandwidth)
 
@@ -222,8 +228,8 @@ for _ in range(32):
 
 decode_s = float(np.median(steps))
 decode_flops = 2 * matmul_params
-# every weight and the whole cache, once per step
-decode_bytes = weight_bytes + cache.seq_len * kv_bytes_per_token
+# every weight and the whole cache, once per step, and one token's activations
+decode_bytes = weight_bytes + cache.seq_len * kv_bytes_per_token + activation_bytes(1, 1)
 decode_intensity = decode_flops / decode_bytes
 memory_s = decode_bytes / bandwidth
 decode_bound = max(decode_flops / peak, memory_s)
