@@ -4,9 +4,12 @@
 
 Reports: `mkdocs build` wall time; cold page load to the first calculator result
 computed in the browser (navigation start -> Pyodide, numpy and chapter2 loaded
--> outputs painted), on 127.0.0.1 with a fresh browser profile; warm recompute
-time after an input change (median and p90 over --runs changes); page weight
-with and without the Python runtime.
+-> outputs painted), on 127.0.0.1 with a fresh browser profile, and where that
+time went (cold_breakdown_ms: the page until the first interaction, then the
+calculators' worker: its scripts, all downloads, Python started, numpy and
+chapter2 installed, numpy imported, chapter2 imported, the first call); warm
+recompute time after an input change (median and p90 over --runs changes); page
+weight with and without the Python runtime.
 """
 
 from __future__ import annotations
@@ -67,14 +70,17 @@ def main() -> None:
         ctx = browser.new_context()
         page = ctx.new_page()
         sizes = []
-        page.on("response", lambda r: sizes.append((r.url, len(r.body()) if r.ok else 0)))
+        # network responses only (blob: URLs are bytes already counted, run from memory)
+        page.on("response", lambda r: sizes.append((r.url, len(r.body()) if r.ok and r.url.startswith("http") else 0)))
         page.goto(url, wait_until="load")
         page.wait_for_load_state("networkidle")
         without_python = sum(s for _, s in sizes)
         calc = page.locator('[data-calculator="activations"]')
+        interaction_ms = page.evaluate("() => performance.now()")
         calc.locator('input[name="x"]').fill("2.5")  # first interaction: starts Python and asks for a result
         page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=120000)
         cold_ms = page.evaluate("() => performance.now()")  # since navigation start
+        marks = page.evaluate("() => window.chapter2.lanes.calc.timings") or {}
         page.wait_for_load_state("networkidle")
         with_python = sum(s for _, s in sizes)
         warm = page.evaluate(WARM_JS, [args.runs])
@@ -82,6 +88,17 @@ def main() -> None:
     server.shutdown()
 
     warm_sorted = sorted(warm)
+    # worker marks are ms since the worker started (docs/assets/chapter2/worker.js): consecutive phases,
+    # plus when the last download finished (downloads run in parallel with the first phases)
+    phases = [("worker_scripts", "scripts"), ("python_started", "python"), ("packages_installed", "packages"),
+              ("numpy_imported", "numpy"), ("chapter2_imported", "chapter2")]
+    breakdown, last = {"page_until_interaction": round(interaction_ms)}, 0
+    for label, key in phases:
+        if key in marks:
+            breakdown[label], last = marks[key] - last, marks[key]
+    if marks:
+        breakdown["first_call_and_paint"] = round(cold_ms - interaction_ms - last)
+        breakdown["downloads_done_at"] = marks.get("downloaded")
     result = {
         "mkdocs_build_s": round(build_s, 2),
         "cold_load_to_first_result_s": round(cold_ms / 1000, 2),
@@ -89,6 +106,7 @@ def main() -> None:
         "warm_recompute_ms_p90": round(warm_sorted[int(0.9 * (len(warm) - 1))], 1),
         "page_weight_without_python_MB": round(without_python / 1e6, 2),
         "page_weight_with_python_MB": round(with_python / 1e6, 2),
+        "cold_breakdown_ms": breakdown,
         "runs": args.runs,
     }
     print(json.dumps(result, indent=2))

@@ -23,7 +23,8 @@ assert err_flash <= 2 * err_naive, "FlashAttention must be as exact as naive att
 
 # Memory per head in numbers held at once: Q, K, V and O (4 N d) plus the scratch space.
 # Naive attention's scratch is the score matrix (N^2); FlashAttention's is one (block x block)
-# tile of S and P plus m_i, l_i and acc for the block of queries in flight.
+# tile of S and A (the attention weights) plus m_i, l_i and acc (the page's mu_i, l_i and acc) for the
+# block of queries in flight.
 tile = block * block + block * (2 + d)
 print(f"\n{'N':>7} {'naive: 4Nd + N^2':>18} {'flash: 4Nd + tile':>18}")
 for n in (1024, 4096, 32768):

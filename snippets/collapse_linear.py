@@ -15,22 +15,22 @@ x = rng.normal(size=(5, sizes[0]))  # 5 tokens, 8 features each
 
 # Stack the layers with nothing in between...
 h = x
-for w, b in layers:
-    h = linear(h, w, b)
+for w, c in layers:  # weight and bias c
+    h = linear(h, w, c)
 
 # ...and compare with one layer whose weight is W3 W2 W1.
-w_one, b_one = collapse(layers)
+w_one, c_one = collapse(layers)
 print("one layer's weight shape:", w_one.shape)
-gap = np.abs(h - linear(x, w_one, b_one)).max()
-print("max |stacked - collapsed| =", gap)
+gap = np.abs(h - linear(x, w_one, c_one)).max()
+print(f"max |stacked - collapsed| = {gap:.1e}")
 assert gap < 1e-12, "without activations the stack must equal the one collapsed layer"
 
 # Put a ReLU between the layers and the shortcut no longer works.
 h = x
-for i, (w, b) in enumerate(layers):
-    h = linear(h, w, b)
+for i, (w, c) in enumerate(layers):
+    h = linear(h, w, c)
     if i < len(layers) - 1:
         h = relu(h)
-gap = np.abs(h - linear(x, w_one, b_one)).max()
+gap = np.abs(h - linear(x, w_one, c_one)).max()
 print("with ReLU, max |stacked - collapsed| =", gap.round(3))
 assert gap > 0.1, "with a ReLU between the layers, the collapsed layer must no longer match"

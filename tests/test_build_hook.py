@@ -106,9 +106,22 @@ def test_bad_pyodide_mode_is_rejected(tmp_path):
 def test_a_tampered_vendored_file_fails_the_build(tmp_path):
     hook = _hook()
     fake_root = tmp_path / "root"
-    target = fake_root / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
-    target.parent.mkdir(parents=True)
-    target.write_bytes((ROOT / "node_modules" / "mermaid" / "dist" / "mermaid.min.js").read_bytes() + b"\n")
-    with pytest.raises(hook.pyodide_files.VerificationError, match="vendored file mermaid/dist/mermaid.min.js"):
-        hook.pyodide_files.verified_vendor_file(fake_root, "mermaid/dist/mermaid.min.js")
-    assert hook.pyodide_files.verified_vendor_file(ROOT, "mermaid/dist/mermaid.min.js").exists()
+    for rel in ("mermaid/dist/mermaid.esm.min.mjs", "katex/dist/katex.js", "katex/dist/fonts/KaTeX_Main-Regular.woff2"):
+        target = fake_root / "node_modules" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((ROOT / "node_modules" / rel).read_bytes() + b"\n")
+        with pytest.raises(hook.pyodide_files.VerificationError, match=f"vendored file {rel}"):
+            hook.pyodide_files.verified_vendor_file(fake_root, rel)
+        assert hook.pyodide_files.verified_vendor_file(ROOT, rel).exists()
+
+
+def test_every_vendored_file_the_site_ships_is_pinned():
+    """mermaid's chunks and KaTeX's fonts are found in node_modules; each must have a pinned sha256, and
+    every pinned one must exist (a chunk mermaid imports at run time and the site lacks breaks the diagram)."""
+    hook = _hook()
+    mermaid = hook.mermaid_files(ROOT)
+    katex = hook.equations.site_files(ROOT)
+    assert len(mermaid) > 50 and "assets/vendor/mermaid/mermaid.esm.min.mjs" in mermaid
+    assert "assets/vendor/katex/katex.min.css" in katex and len(katex) == 21  # the stylesheet and its 20 woff2 fonts
+    shipped = {p.resolve().relative_to((ROOT / "node_modules").resolve()).as_posix() for p in [*mermaid.values(), *katex.values()]}
+    assert shipped | {hook.equations.RENDERER} == set(hook.pyodide_files.vendor_manifest())

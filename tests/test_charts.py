@@ -98,14 +98,14 @@ def test_activation_charts_mark_x_and_follow_beta():
 def test_sliding_window_chart_marks_n_and_w_with_the_exact_counts():
     data = _chart("sliding_window", "chart", {"n": "32768", "w": "4096"})
     full, window = data["series"]
-    for x, y in zip(full["x"], full["y"]):
+    for x, y in zip(full["x"], full["y"], strict=True):
         assert y == pytest.approx(attended_pairs(int(x), causal=True), rel=1e-5)
-    for x, y in zip(window["x"], window["y"]):
+    for x, y in zip(window["x"], window["y"], strict=True):
         assert y == pytest.approx(attended_pairs(int(x), window=4096), rel=1e-5)
     assert [(p["x"], p["y"]) for p in data["points"]] == [(32768, charts._r(attended_pairs(32768, causal=True))),
                                                           (32768, charts._r(attended_pairs(32768, window=4096)))]
     assert {r["at"] for r in data["rules"]} == {32768, 4096}
-    ratio = [f / w for f, w in zip(full["y"], window["y"])]  # the saving grows with length
+    ratio = [f / w for f, w in zip(full["y"], window["y"], strict=True)]  # the saving grows with length
     assert ratio == sorted(ratio) and ratio[0] == pytest.approx(1) and ratio[-1] > 30
 
 
@@ -143,7 +143,7 @@ def test_kv_cache_chart_grows_with_context_beside_the_weights():
 def test_moe_chart_is_the_coverage_curve_with_t_marked():
     data = _chart("moe_coverage", "chart", {"n_tokens": "40"})
     (curve,) = data["series"]
-    for t, share in zip(curve["x"], curve["y"]):
+    for t, share in zip(curve["x"], curve["y"], strict=True):
         assert share == pytest.approx(100 * moe.expected_experts_touched(128, 8, t) / 128, rel=1e-5)
     assert data["points"][0]["x"] == 40 and data["rules"][0]["at"] == 100 * 8 / 128
 
@@ -238,7 +238,7 @@ def test_build_renders_the_chart_and_the_browser_hook_is_wired():
 
     page = directives.render_calculator("sliding_window")
     data = calculators.compute("sliding_window")["chart"]
-    assert f'data-kind="chart"' in page and f'data-digest="{charts.digest(data)}"' in page and "<svg" in page
+    assert 'data-kind="chart"' in page and f'data-digest="{charts.digest(data)}"' in page and "<svg" in page
     device = directives.render_calculator("device_roofline")
     assert 'data-calc-action="chapter2.measure:measure_fields"' in device and 'type="button"' in device
     assets = ROOT / "docs" / "assets" / "chapter2"

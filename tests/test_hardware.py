@@ -154,3 +154,72 @@ def test_b200_figures_come_from_one_document_and_the_others_are_kept_apart():
     assert value * 1e12 != b200.bandwidth and "one document" in b200.note
     raw = raw_catalog()["gpus"]["B200"]["other_figures"]
     assert all(item["source"].startswith("https://") and item.get("note") for item in raw.values())
+
+
+# ---------------------------------------------------------------- the memory hierarchy inside the chip (section 2.5)
+
+KIB, MIB = 1024, 1024**2
+
+
+@pytest.mark.parametrize(
+    "key, sms, shared_kib, l2_mib",
+    [
+        # A100: 108 SMs and a 40 MB L2 (NVIDIA A100 Tensor Core GPU Architecture whitepaper); shared memory
+        # "0, 8, 16, 32, 64, 100, 132 or 164 KB per SM" (Ampere tuning guide)
+        ("A100-SXM", 108, 164, 40),
+        # H100 SXM5: 132 SMs, 50 MB L2 (H100 architecture whitepaper, comparison table); shared memory up to
+        # 228 KB per SM (Hopper tuning guide)
+        ("H100-SXM", 132, 228, 50),
+        # H200: compute capability 9.0, 228 KB per SM (CUDA C++ Programming Guide); no published SM count or L2
+        ("H200-SXM", None, 228, None),
+        # Ada (L4, L40S): "0, 8, 16, 32, 64 or 100 KB per SM" (Ada tuning guide); no published SM count or L2
+        ("L4", None, 100, None),
+        ("L40S", None, 100, None),
+        # MI300X: 304 CUs, 64 KiB LDS per CU, 32 MiB L2 (4 per XCD) and 256 MiB L3 (ROCm GPU specifications)
+        ("MI300X", 304, 64, 32),
+        # B200: the Blackwell datasheet the catalog uses gives no on-chip sizes
+        ("B200", None, None, None),
+    ],
+)
+def test_on_chip_memory_matches_the_published_figures(key, sms, shared_kib, l2_mib):
+    chip = GPUS[key].on_chip
+    assert chip.sms == sms
+    assert chip.shared_memory_per_sm == (None if shared_kib is None else shared_kib * KIB)  # binary KB (233,472 B)
+    assert chip.l2_bytes == (None if l2_mib is None else l2_mib * MIB)
+
+
+def test_on_chip_totals_and_the_flashattention_estimate():
+    h100 = GPUS["H100-SXM"].on_chip
+    assert h100.shared_memory_total == 132 * 228 * 1024 == 30_818_304  # all SMs together: about 30.8 MB
+    assert GPUS["MI300X"].on_chip.l3_bytes == 256 * MIB
+    # FlashAttention paper (arXiv:2205.14135, section 2.1): the A100's on-chip SRAM bandwidth "estimated around
+    # 19TB/s"; vendors publish none, so it is the only SRAM bandwidth in the catalog
+    assert GPUS["A100-SXM"].on_chip.sram_bandwidth == 19e12
+    assert [g.key for g in GPUS.values() if g.on_chip.sram_bandwidth is not None] == ["A100-SXM"]
+    assert GPUS["A100-SXM"].on_chip.sources["sram_bandwidth_tb_s"] == "https://arxiv.org/abs/2205.14135"
+
+
+def test_every_on_chip_figure_is_sourced_or_says_why_it_is_missing():
+    raw = raw_catalog()["gpus"]
+    for key, gpu in GPUS.items():
+        chip = gpu.on_chip
+        for name in ("sms", "shared_memory_per_sm_kib", "l2_cache_mib", "sram_bandwidth_tb_s"):
+            present = name in chip.sources
+            missing = name in chip.not_published
+            assert present != missing, f"{key}.on_chip.{name}: give it with a source or say why it is missing"
+            if present:
+                assert raw[key]["on_chip"][name]["source"].startswith("https://")
+            else:
+                assert chip.not_published[name].strip()
+
+
+def test_on_chip_records_reject_unknown_or_contradictory_figures():
+    from chapter2.hardware import _on_chip
+
+    def sourced(path, item):
+        return float(item["value"]), item["source"]
+
+    with pytest.raises(ValueError, match="unknown figures"):
+        _on_chip("X", {"smem": {"value": 1, "source": "https://x"}}, sourced)
+    with pytest.raises(ValueError, match="not published"):
+        _on_chip("X", {"sms": {"value": 1, "source": "https://x"}, "not_published": {"sms": "no"}}, sourced)

@@ -13,9 +13,14 @@ import json
 import pytest
 from _oracles import require
 
-from chapter2.models import CONFIG_DIR, ModelConfig, describe_architecture, list_configs, load_config
+from chapter2.models import (CONFIG_DIR, FAMILY_CONFIG_DIR, ModelConfig, describe_architecture, list_configs,
+                             list_family_configs, load_config)
 
-SHIPPED = ["DeepSeek-V3", "Llama-3.1-8B", "Mistral-7B-v0.1", "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B"]
+SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B", "Llama-4-Scout-17B-16E", "Mistral-7B-v0.1",
+           "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
+FAMILY_CONFIGS = ["ERNIE-4.5-21B-A3B-PT", "GLM-4.5-Air", "Llama-2-7b-hf", "Mistral-Nemo-Base-2407", "OLMo-2-1124-7B",
+                  "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Qwen1.5-MoE-A2.7B", "SmolLM3-3B",
+                  "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b", "granite-3.0-1b-a400m-base", "granite-3.0-8b-base"]
 
 
 def within(value, published, tol=0.01):
@@ -24,8 +29,10 @@ def within(value, published, tol=0.01):
 
 def test_shipped_configs_are_listed_and_sourced():
     assert list_configs() == SHIPPED
-    for name in SHIPPED:
-        raw = json.loads((CONFIG_DIR / f"{name}.json").read_text())
+    assert list_family_configs() == FAMILY_CONFIGS
+    for name in SHIPPED + FAMILY_CONFIGS:
+        folder = CONFIG_DIR if name in SHIPPED else FAMILY_CONFIG_DIR
+        raw = json.loads((folder / f"{name}.json").read_text())
         source = raw["_source"]
         assert source.startswith("https://huggingface.co/") and source.endswith("/config.json"), name
         config = load_config(name)
@@ -98,29 +105,8 @@ def test_parameter_counts_by_hand():
     assert p.active == 3 * dense_layer + 58 * (moe_common + 8 * expert) + embed
 
 
-def _hf_meta_model(name):
-    torch = require("torch")
-    transformers = require("transformers")
-    raw = {k: v for k, v in json.loads((CONFIG_DIR / f"{name}.json").read_text()).items() if not k.startswith("_")}
-    raw.pop("quantization_config", None)  # FP8 storage: irrelevant to the count, needs a GPU kernel library
-    config = transformers.AutoConfig.for_model(**raw)
-    with torch.device("meta"):
-        return transformers.AutoModelForCausalLM.from_config(config)
-
-
-@pytest.mark.parametrize("name", SHIPPED)
-def test_totals_match_transformers_model_classes(name):
-    model = _hf_meta_model(name)
-    total = sum(p.numel() for p in model.parameters())
-    # DeepSeek-V3's e_score_correction_bias is a buffer in transformers but a stored weight of the checkpoint
-    total += sum(b.numel() for n, b in model.named_buffers() if n.endswith("e_score_correction_bias"))
-    config = load_config(name)
-    assert config.params().total == total
-    # active: drop the experts a token does not use, counted from the real module's expert tensors
-    if config.is_moe:
-        expert_weights = sum(p.numel() for n, p in model.named_parameters() if ".experts." in n)
-        unused = expert_weights * (config.num_experts - config.num_experts_per_tok) // config.num_experts
-        assert config.params().active == total - unused
+# The counts against the transformers classes (every shipped config, every family's defaults and small
+# variants, the KV cache after a real forward pass) are in tests/test_model_families.py.
 
 
 def test_transformers_5_config_dialect_reads_the_same():
@@ -236,7 +222,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="architectures"):
         ModelConfig.from_hf({"hidden_size": 8})
     base = json.loads((CONFIG_DIR / "Llama-3.1-8B.json").read_text())
-    with pytest.raises(ValueError, match="hidden_size"):
+    with pytest.raises(TypeError, match="hidden_size"):
         ModelConfig.from_hf({**base, "hidden_size": None})
     with pytest.raises(ValueError, match="num_key_value_heads"):
         ModelConfig.from_hf({**base, "num_key_value_heads": 5})
@@ -285,42 +271,339 @@ def test_kv_cache_figure_renders():
     svg = render_svg("kv_cache_growth")
     assert svg.startswith("<?xml") and "Mistral-7B-v0.1" in svg
     # alt text quotes numbers computed from the configs: Llama-3.1-8B at 131072 tokens = 17.2 GB
-    assert f"Llama-3.1-8B {131072 * 131072 / 1e9:.3g} GB" in alt_text("kv_cache_growth")
+    alt = alt_text("kv_cache_growth")
+    assert f"Llama-3.1-8B {131072 * 131072 / 1e9:.3g} GB" in alt
+    # the lines that bend inside 1k..128k: Mistral's 4,096-token window and Llama 4's 8,192-token chunks
+    assert "(Mistral-7B-v0.1 at 4,096 tokens; Llama-4-Scout-17B-16E at 8,192 tokens)" in alt
+    # MLA caches the latent and the RoPE key: 512 + 64 = 576 numbers per layer, not "a 512-wide latent"
+    assert "a 512-wide latent and a 64-wide RoPE key, 576 numbers, per layer" in alt
 
 
-TINY = dict(vocab_size=100, hidden_size=48, intermediate_size=80, num_hidden_layers=4, num_attention_heads=6,
-            num_key_value_heads=2)
-VARIANTS = {
-    "llama_biases_tied": ("LlamaConfig", dict(attention_bias=True, mlp_bias=True, tie_word_embeddings=True)),
-    "qwen2_moe_shared": ("Qwen2MoeConfig", dict(num_experts=6, num_experts_per_tok=2, moe_intermediate_size=16,
-                                                shared_expert_intermediate_size=24, decoder_sparse_step=2)),
-    "qwen3_moe_dense_layers": ("Qwen3MoeConfig", dict(num_experts=5, num_experts_per_tok=3, moe_intermediate_size=16,
-                                                      mlp_only_layers=[0, 2], head_dim=10)),
-    "deepseek_v3_small": ("DeepseekV3Config", dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2,
-                                                   moe_intermediate_size=16, first_k_dense_replace=1, q_lora_rank=24,
-                                                   kv_lora_rank=16, qk_rope_head_dim=4, qk_nope_head_dim=8,
-                                                   v_head_dim=6, n_group=2, topk_group=1)),
-    "deepseek_v3_no_q_lora": ("DeepseekV3Config", dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1,
-                                                       moe_intermediate_size=16, first_k_dense_replace=2,
-                                                       q_lora_rank=None, kv_lora_rank=16, qk_rope_head_dim=4,
-                                                       qk_nope_head_dim=8, v_head_dim=6, n_group=2, topk_group=1)),
-}
+# -----------------------------------------------------------------------------
+# every family: published totals of one real model each (sources next to each)
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
-def test_variant_layouts_match_transformers(variant):
-    """Dialects of config.json as transformers 5 writes them, counted against the real module."""
-    torch = require("torch")
-    transformers = require("transformers")
-    cls_name, extra = VARIANTS[variant]
-    hf_config = getattr(transformers, cls_name)(**TINY, **extra)
-    with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(hf_config)
-    config = ModelConfig.from_hf(hf_config.to_dict())
-    total = sum(p.numel() for p in model.parameters())  # shared (tied) tensors are counted once
-    total += sum(b.numel() for n, b in model.named_buffers() if n.endswith("e_score_correction_bias"))
-    assert config.params().total == total
-    if config.is_moe:
-        routed = sum(p.numel() for n, p in model.named_parameters() if ".experts." in n)
-        unused = routed * (config.num_experts - config.num_experts_per_tok) // config.num_experts
-        assert config.params().active == total - unused
+def test_published_totals_of_every_family():
+    def p(name):
+        return load_config(name).params()
+
+    # gpt-oss model card (arXiv:2508.10925, table 1): gpt-oss-120b 116.83B total, 5.13B active
+    # ("the unembedding counts as active, the embedding does not": active_without_lookup)
+    assert round(p("gpt-oss-120b").total / 1e7) == 11683 and round(p("gpt-oss-120b").active_without_lookup / 1e7) == 513
+    # Llama 4 model card (https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E): 17B active, 109B total;
+    # the 109B includes the vision encoder (tests/test_model_families.py adds it), the language model is 107.8B
+    assert round(p("Llama-4-Scout-17B-16E").active / 1e9) == 17 and round(p("Llama-4-Scout-17B-16E").total / 1e8) == 1078
+    # Gemma 3 technical report (arXiv:2503.19786, table 1): 27B has 25,600M non-embedding parameters
+    assert round(p("gemma-3-27b-it").non_embedding / 1e6) == 25_600
+    # DeepSeek-V2 paper (arXiv:2405.04434, appendix B): V2-Lite "15.7B total parameters, 2.4B activated"
+    # (2.45B without the input embedding; the paper writes 2.4)
+    assert round(p("DeepSeek-V2-Lite").total / 1e8) == 157 and 2.4e9 <= p("DeepSeek-V2-Lite").active_without_lookup < 2.5e9
+    # Kimi-K2 model card (https://huggingface.co/moonshotai/Kimi-K2-Instruct): "1 trillion total parameters",
+    # "32 billion activated parameters"
+    assert round(p("Kimi-K2-Instruct").total / 1e12) == 1 and round(p("Kimi-K2-Instruct").active_without_lookup / 1e9) == 32
+    # DeepSeek-V3 report: 37B activated, counted the same way
+    assert round(p("DeepSeek-V3").active_without_lookup / 1e9) == 37
+    # Llama 2 7B: 6.74B parameters (model page https://huggingface.co/meta-llama/Llama-2-7b-hf)
+    assert round(p("Llama-2-7b-hf").total / 1e7) == 674
+    # Mistral NeMo (https://mistral.ai/news/mistral-nemo): "12B"; 12.2B on its model page
+    assert round(p("Mistral-Nemo-Base-2407").total / 1e8) == 122
+    # Qwen1.5-MoE-A2.7B model card: "14.3B parameters in total and 2.7B activated parameters"
+    assert round(p("Qwen1.5-MoE-A2.7B").total / 1e8) == 143 and round(p("Qwen1.5-MoE-A2.7B").active / 1e8) == 27
+    # Gemma report (arXiv:2403.08295, table 2): 7B: 786,432,000 embedding + 7,751,248,896 non-embedding parameters
+    assert (p("gemma-7b").embedding, p("gemma-7b").non_embedding) == (786_432_000, 7_751_248_896)
+    # Gemma 2 report (arXiv:2408.00118, table 2): 9B: 8,324,201,984 non-embedding parameters
+    assert p("gemma-2-9b").non_embedding == 8_324_201_984
+    # Phi-3 report (arXiv:2404.14219): phi-3-mini "a 3.8 billion parameter language model"
+    assert round(p("Phi-3-mini-4k-instruct").total / 1e8) == 38
+    # Phi-3.5-MoE model card: "16x3.8B parameters with 6.6B active parameters"; 41.9B on its model page
+    assert round(p("Phi-3.5-MoE-instruct").total / 1e8) == 419 and round(p("Phi-3.5-MoE-instruct").active / 1e8) == 66
+    # OLMo 2 7B: 7.3B on its model page (https://huggingface.co/allenai/OLMo-2-1124-7B)
+    assert round(p("OLMo-2-1124-7B").total / 1e8) == 73
+    # OLMoE paper (arXiv:2409.02060): "1.3B active and 6.9B total parameters"
+    assert round(p("OLMoE-1B-7B-0924").total / 1e8) == 69 and round(p("OLMoE-1B-7B-0924").active / 1e8) == 13
+    # Granite 3.0 model pages: 8b 8.17B; 1b-a400m "1.3B" total, "400M" active
+    assert round(p("granite-3.0-8b-base").total / 1e7) == 817
+    assert round(p("granite-3.0-1b-a400m-base").total / 1e8) == 13
+    assert round(p("granite-3.0-1b-a400m-base").active / 1e8) == 4
+    # Command R model card (https://huggingface.co/CohereForAI/c4ai-command-r-v01): "35 billion parameter"
+    assert round(p("c4ai-command-r-v01").total / 1e9) == 35
+    # GLM-4.5 announcement (https://z.ai/blog/glm-4.5): GLM-4.5-Air "106 billion total parameters and 12 billion
+    # active"; without the embedding and LM head (its next-token-prediction layer is not counted, as in transformers)
+    glm = p("GLM-4.5-Air")
+    assert round(glm.non_embedding / 1e9) == 106 and round((glm.active - glm.embedding - glm.lm_head) / 1e9) == 12
+    # ERNIE 4.5 model card (https://huggingface.co/baidu/ERNIE-4.5-21B-A3B-PT): "21B total parameters and 3B
+    # activated"; the card truncates (21.8B, 3.35B)
+    assert int(p("ERNIE-4.5-21B-A3B-PT").total / 1e9) == 21 and int(p("ERNIE-4.5-21B-A3B-PT").active / 1e9) == 3
+    # SmolLM3: 3.08B on its model page (https://huggingface.co/HuggingFaceTB/SmolLM3-3B)
+    assert round(p("SmolLM3-3B").total / 1e7) == 308
+
+
+def test_fields_left_out_are_reported():
+    # gemma-3-27b-it's text_config leaves out the vocabulary, context, eps and the sliding pattern:
+    # Gemma3TextConfig's defaults fill them (vocab 262,208, 131,072 positions, one full layer in 6)
+    g = load_config("gemma-3-27b-it")
+    assert set(g.defaulted) == {"vocab_size", "max_position_embeddings", "rms_norm_eps", "attention_bias",
+                                "sliding_window_pattern"}
+    assert (g.vocab_size, g.max_position_embeddings, g.kinds.count("full_attention")) == (262_208, 131_072, 10)
+    assert g.wrapper == "Gemma3ForConditionalGeneration" and g.tie_word_embeddings  # the outer config ties by default
+    assert load_config("Llama-3.1-8B").defaulted == ()
+    # Qwen3 with no head_dim: Qwen3Config's 128, not hidden / heads
+    q = ModelConfig.from_hf({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 1024, "num_attention_heads": 16,
+                             "num_key_value_heads": 8})
+    assert q.head_dim == 128 and "head_dim" in q.defaulted
+    # Mistral with no sliding_window: MistralConfig's 4096; an explicit null means none
+    m = ModelConfig.from_hf({"architectures": ["MistralForCausalLM"]})
+    assert m.sliding_window == 4096 and "sliding_window" in m.defaulted
+    assert ModelConfig.from_hf({"architectures": ["MistralForCausalLM"], "sliding_window": None}).sliding_window is None
+
+
+# -----------------------------------------------------------------------------
+# refusals and validation: the error names the class or the field, the value and what was expected
+
+SUPPORTED = "supported families: Llama, Llama 4, Mistral"
+
+
+@pytest.mark.parametrize("arch", ["FalconForCausalLM", "DbrxForCausalLM", "ExaoneMoeForCausalLM", "Lfm2MoeForCausalLM",
+                                  "Qwen3NextForCausalLM", "GPT2LMHeadModel", "LlavaForConditionalGeneration",
+                                  "Gemma3nForConditionalGeneration"])
+def test_unsupported_architectures_are_refused_by_name_before_any_field(arch):
+    # no other field at all: the message is about the class, never a missing field
+    with pytest.raises(ValueError, match="not supported") as err:
+        ModelConfig.from_hf({"architectures": [arch]})
+    assert repr(arch) in str(err.value) and SUPPORTED in str(err.value) and "missing" not in str(err.value)
+    # with MoE fields that the old generic "...Moe" path accepted (and counted wrong), still refused
+    with pytest.raises(ValueError, match="not supported"):
+        ModelConfig.from_hf({"architectures": [arch], "hidden_size": 64, "num_attention_heads": 4,
+                             "num_hidden_layers": 2, "vocab_size": 10, "intermediate_size": 8, "num_experts": 4,
+                             "num_experts_per_tok": 2, "moe_intermediate_size": 8})
+    with pytest.raises(ValueError, match="causal"):
+        ModelConfig.from_hf({"architectures": ["BertForMaskedLM"]})
+
+
+def _raw(name):
+    folder = CONFIG_DIR if name in list_configs() else FAMILY_CONFIG_DIR
+    return json.loads((folder / f"{name}.json").read_text())
+
+
+BAD_FIELDS = [
+    ("Llama-3.1-8B", {"num_key_value_heads": 0}, ValueError, r"\['num_key_value_heads'\] must be >= 1, got 0"),
+    ("Llama-3.1-8B", {"head_dim": 0}, ValueError, r"\['head_dim'\] must be >= 1, got 0"),
+    ("Llama-3.1-8B", {"hidden_size": None}, TypeError, r"\['hidden_size'\] must be a whole number, got null"),
+    ("Llama-3.1-8B", {"hidden_size": 4096.5}, TypeError, r"\['hidden_size'\] must be a whole number, got 4096.5"),
+    ("Llama-3.1-8B", {"tie_word_embeddings": "false"}, TypeError,
+     r"\['tie_word_embeddings'\] must be true or false .*'false' \(a string\)"),
+    ("Llama-3.1-8B", {"max_position_embeddings": "131072"}, TypeError,
+     r"\['max_position_embeddings'\] must be a whole number, got '131072'"),
+    ("Llama-3.1-8B", {"rms_norm_eps": "1e-5"}, TypeError, r"\['rms_norm_eps'\] must be a number, got '1e-5'"),
+    ("Llama-3.1-8B", {"rms_norm_eps": -1}, ValueError, r"\['rms_norm_eps'\] must be a finite number > 0, got -1"),
+    ("Llama-3.1-8B", {"rope_theta": "big"}, TypeError, r"\['rope_theta'\] must be a real number"),
+    ("DeepSeek-V3", {"first_k_dense_replace": -1}, ValueError, r"\['first_k_dense_replace'\] must be >= 0, got -1"),
+    ("DeepSeek-V3", {"n_shared_experts": -2}, ValueError, r"\['n_shared_experts'\] must be >= 0, got -2"),
+    ("DeepSeek-V3", {"q_lora_rank": 0}, ValueError, r"\['q_lora_rank'\] must be >= 1, got 0"),
+    ("DeepSeek-V3", {"moe_layer_freq": 0}, ValueError, r"\['moe_layer_freq'\] must be >= 1, got 0"),
+    ("DeepSeek-V3", {"kv_lora_rank": "512"}, TypeError, r"\['kv_lora_rank'\] must be a whole number, got '512'"),
+    ("Qwen3-235B-A22B", {"num_experts_per_tok": 200}, ValueError,
+     r"\['num_experts_per_tok'\] \(200\) must be at most the number of routed experts \(128\)"),
+    ("Qwen3-235B-A22B", {"decoder_sparse_step": 0}, ValueError, r"\['decoder_sparse_step'\] must be >= 1, got 0"),
+    ("Mixtral-8x7B-v0.1", {"num_experts": 4}, ValueError, r"'num_experts' \(4\) and 'num_local_experts' \(8\)"),
+    ("gpt-oss-120b", {"layer_types": ["full_attention"] * 35}, ValueError,
+     r"\['layer_types'\] must have one entry per layer \(num_hidden_layers = 36\), got 35"),
+    ("gpt-oss-120b", {"layer_types": ["local"] * 36}, ValueError, r"\['layer_types'\] entries must be one of .*'local'"),
+    ("ERNIE-4.5-21B-A3B-PT", {"moe_layer_end_index": [27]}, TypeError, r"\['moe_layer_end_index'\] must be a layer index"),
+    ("OLMoE-1B-7B-0924", {"head_dim": 64}, ValueError, r"\['head_dim'\] must be hidden_size / num_attention_heads"),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "error", "message"), BAD_FIELDS,
+                         ids=[f"{n}-{next(iter(c))}" for n, c, _, _ in BAD_FIELDS])
+def test_every_field_that_changes_a_number_is_checked(name, change, error, message):
+    with pytest.raises(error, match=message):
+        ModelConfig.from_hf({**_raw(name), **change})
+
+
+def test_wrapped_text_config_errors_name_the_path():
+    raw = _raw("gemma-3-27b-it")
+    with pytest.raises(TypeError, match=r"config\['text_config'\]\['num_key_value_heads'\] must be a whole number"):
+        ModelConfig.from_hf({**raw, "text_config": {**raw["text_config"], "num_key_value_heads": "16"}})
+    with pytest.raises(TypeError, match=r"config\['text_config'\] must be a JSON object"):
+        ModelConfig.from_hf({**raw, "text_config": [1]})
+    with pytest.raises(ValueError, match="bidirectional"):
+        ModelConfig.from_hf({**raw, "text_config": {**raw["text_config"], "use_bidirectional_attention": True}})
+
+
+def test_a_file_that_is_not_utf8_or_not_json_is_named(tmp_path):
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes('{"architectures": ["LlamaForCausalLM"], "_name": "caf\xe9"}'.encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.json' is not UTF-8"):
+        ModelConfig.from_json(bad)
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"architectures": ["LlamaForCausalLM"],}')
+    with pytest.raises(ValueError, match=r"broken\.json' is not valid JSON: .* line 1"):
+        ModelConfig.from_json(broken)
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"list\.json' must be a JSON object"):
+        ModelConfig.from_json(listed)
+    with pytest.raises(ValueError, match="config.json text is not valid JSON"):
+        ModelConfig.from_text("{")
+    assert ModelConfig.from_text(json.dumps(_raw("Qwen3-8B"))).params() == load_config("Qwen3-8B").params()
+
+
+# -----------------------------------------------------------------------------
+# KV cache per layer kind, by hand
+
+
+def test_kv_cache_per_layer_kind_by_hand():
+    # gpt-oss-120b: 36 layers alternate a 128-token window and full attention; 8 KV heads of 64
+    g = load_config("gpt-oss-120b")
+    per_layer = 2 * 8 * 64 * 2  # K and V, bf16
+    assert g.kinds.count("sliding_attention") == g.kinds.count("full_attention") == 18 and g.sliding_window == 128
+    assert g.kv_cache_bytes(100_000) == 18 * per_layer * 100_000 + 18 * per_layer * 128
+    assert g.kv_cache_bytes(100) == 36 * per_layer * 100  # below the window every layer holds everything
+    groups = {x.kind: x for x in g.kv_cache_breakdown(100_000)}
+    assert (groups["sliding_attention"].tokens, groups["sliding_attention"].window) == (128, 128)
+    assert groups["full_attention"].bytes == 18 * per_layer * 100_000
+    # gemma-3-27b-it: 52 layers with a 1,024-token window, 10 global; 16 KV heads of 128
+    m = load_config("gemma-3-27b-it")
+    per_layer = 2 * 16 * 128 * 2
+    assert m.kv_cache_bytes(128_000) == 52 * per_layer * 1024 + 10 * per_layer * 128_000
+    # Llama 4 Scout: every 4th layer global (NoPE), the other 36 chunked attention over 8,192-token chunks
+    s = load_config("Llama-4-Scout-17B-16E")
+    per_layer = 2 * 8 * 128 * 2
+    assert s.kinds.count("chunked_attention") == 36 and s.attention_chunk_size == 8192
+    assert s.kv_cache_bytes(1_000_000) == 36 * per_layer * 8192 + 12 * per_layer * 1_000_000
+    # MLA: the latent and the RoPE key, whatever the head count
+    d = load_config("DeepSeek-V2-Lite")
+    assert d.kv_cache_bytes_per_token("bf16") == 27 * (512 + 64) * 2
+    assert [x.kind for x in d.kv_cache_breakdown(10)] == ["mla"]
+
+
+def test_chunked_attention_reads_only_its_chunk():
+    s = load_config("Llama-4-Scout-17B-16E")
+    chunked = s.kinds.index("chunked_attention")
+    assert [s.attended_keys(chunked, c) for c in (1, 8192, 8193, 16_384, 16_385)] == [1, 8192, 1, 8192, 1]
+    assert s.attended_keys(3, 8193) == 8193  # layer 3 is global
+    per_key = 2 * 40 * (128 + 128)
+    assert s.attention_flops_per_token(8193) == per_key * (36 * 1 + 12 * 8193)
+
+
+@pytest.mark.parametrize("name", ["gpt-oss-120b", "Llama-4-Scout-17B-16E", "Mistral-7B-v0.1", "Qwen3-8B", "DeepSeek-V3"])
+def test_prefill_attention_is_the_sum_over_positions(name):
+    c = load_config(name)
+    for prompt in (1, 127, 128, 129, 5000, 20_000):
+        brute = sum(c.attention_flops_per_token(t) for t in range(1, prompt + 1))
+        assert c.prefill_attention_flops(prompt) == brute
+    assert c.prefill_flops(300) == sum(c.flops_per_token(t) for t in range(1, 301))
+
+
+# -----------------------------------------------------------------------------
+# multi-head latent attention: what is cached, and its FLOPs in both forms
+
+
+def test_mla_absorbed_and_expanded_forms_by_hand():
+    d = load_config("DeepSeek-V3")  # 128 heads; kv_lora_rank 512, qk_rope 64, qk_nope 128, v 128
+    assert d.kv_cache_elements_per_token(0) == 512 + 64 == 576
+    assert d.kv_cache_elements_per_token(0, mla="expanded") == 128 * (128 + 64 + 128) == 40_960
+    assert d.attention_flops_per_key() == 2 * 128 * (576 + 512) == 278_528  # scores over 576, sums of 512-wide latents
+    assert d.attention_flops_per_key("expanded") == 2 * 128 * (192 + 128) == 81_920
+    # decode attention intensity at any context, BF16 cache: FLOPs per key / bytes per key
+    assert d.attention_flops_per_key() / (576 * 2) == pytest.approx(241.8, abs=0.05)
+    assert d.attention_flops_per_key("expanded") / (40_960 * 2) == 1.0
+    # the old mix (expanded FLOPs over latent bytes) gave 81,920 / 1,152 = 71.1 ops/byte for neither kernel
+    from chapter2 import roofline
+
+    est = roofline.decode(d, 4096, gpu="H100-SXM", dtype="bf16")
+    assert est.attention_intensity == pytest.approx(278_528 * 4096 / (576 * 2 * 4096))
+    with pytest.raises(ValueError, match="mla"):
+        d.attention_flops_per_key("naive")
+    # GQA models ignore the form
+    llama = load_config("Llama-3.1-8B")
+    assert llama.attention_flops_per_key("expanded") == llama.attention_flops_per_key() == 2 * 32 * 256
+
+
+def test_roofline_prefill_sums_chunked_attention_exactly():
+    """Llama 4's chunked layers restart at every chunk: the prefill sum is not one affine piece."""
+    from chapter2 import roofline
+
+    s = load_config("Llama-4-Scout-17B-16E")
+    prompt = 20_000
+    brute = sum(s.flops_per_token(t) for t in range(1, prompt + 1))
+    assert roofline.prompt_flops(s, prompt, logits="all") == brute
+    est = roofline.prefill(s, prompt)
+    assert est.attention_flops == sum(s.attention_flops_per_token(t) for t in range(1, prompt + 1))
+
+
+# -----------------------------------------------------------------------------
+# the calculators: shipped configs or a pasted config.json
+
+
+def test_calculators_read_a_pasted_config_like_the_shipped_one():
+    from chapter2 import calculators
+
+    text = (CONFIG_DIR / "gpt-oss-120b.json").read_text()
+    for name, extra in (("kv_cache", {"context": "100000"}), ("roofline", {}), ("decode_batching", {"batch": "8"}),
+                        ("model_config", {})):
+        shipped = calculators.compute(name, {"model": "gpt-oss-120b", **extra})
+        pasted = calculators.compute(name, {"model": "Llama-3.1-8B", "config_json": text, **extra})  # text wins
+        assert {k: v for k, v in pasted.items() if k != "model_info"} == \
+               {k: v for k, v in shipped.items() if k != "model_info"}, name
+        assert pasted["model_info"].startswith("pasted config.json: gpt-oss (GptOssForCausalLM), 117B parameters")
+    kv = calculators.compute("kv_cache", {"config_json": text, "context": "100000"})
+    # 18 full layers hold 100,000 tokens, 18 sliding layers 128, each 2 x 8 x 64 values of 2 bytes
+    assert kv["layers"] == ("18 full attention x 100,000 tokens x 1,024 values: 3.69 GB; "
+                            "18 sliding window (128) x 128 tokens x 1,024 values: 4.72 MB")
+    assert kv["total"].startswith(f"{18 * 2048 * (100_000 + 128) / 1e9:.3g} GB")
+    assert "MXFP4" in kv["note"] and kv["defaults"].startswith("none")
+
+
+def test_pasted_config_reports_its_family_defaults_and_errors_inline():
+    from chapter2 import calculators
+
+    minimal = json.dumps({"architectures": ["Gemma3ForCausalLM"], "hidden_size": 1152, "num_hidden_layers": 26,
+                          "num_attention_heads": 4, "num_key_value_heads": 1, "intermediate_size": 6912})
+    out = calculators.compute("model_config", {"config_json": minimal})
+    assert out["model_info"].startswith("pasted config.json: Gemma 3 (Gemma3ForCausalLM)")
+    assert "vocab_size = 262208" in out["defaults"] and "head_dim = 256" in out["defaults"]
+    assert "Gemma3TextConfig defaults" in out["defaults"]
+    assert "26 layers: 4 full attention + 22 sliding window (4,096 tokens)" in out["attention"]  # layers 5, 11, 17, 23
+
+    def error(name, raw):
+        return json.loads(calculators.compute_json(name, json.dumps(raw)))
+
+    for name in ("kv_cache", "roofline", "decode_batching", "model_config", "moe_coverage"):
+        bad = error(name, {"config_json": "{\"architectures\": [\"FalconForCausalLM\"]"})
+        assert (bad["ok"], bad["field"]) == (False, "config_json") and "not valid JSON" in bad["message"]
+        bad = error(name, {"config_json": "{\"architectures\": [\"FalconForCausalLM\"]}"})
+        assert bad["field"] == "config_json" and "'FalconForCausalLM'" in bad["message"] and "not supported" in bad["message"]
+        bad = error(name, {"config_json": json.dumps({**_raw("Llama-3.1-8B"), "tie_word_embeddings": "false"})})
+        assert bad["field"] == "config_json" and "tie_word_embeddings" in bad["message"]
+        assert error(name, {"config_json": "   "})["ok"]  # blank: the select decides
+    assert error("kv_cache", {"model": "GPT-5"})["field"] == "model"
+    assert error("kv_cache", {"config_json": "x" * 40_001})["field"] == "config_json"
+    dense = error("moe_coverage", {"config_json": (CONFIG_DIR / "Qwen3-8B.json").read_text()})
+    assert dense["field"] == "config_json" and "dense" in dense["message"]
+
+
+def test_moe_coverage_takes_e_and_k_from_a_config():
+    from chapter2 import calculators, moe
+
+    typed = calculators.compute("moe_coverage")
+    assert typed["source"] == "typed: E = 128, k = 8"
+    kimi = calculators.compute("moe_coverage", {"model": "Kimi-K2-Instruct", "n_tokens": "64"})
+    assert kimi["source"].startswith("Kimi-K2-Instruct: E = 384, k = 8 (in 60 of its 61 layers")
+    assert kimi["touched"] == f"{384 * (1 - (1 - 8 / 384) ** 64):.1f} of 384"
+    assert kimi["touched"] == f"{moe.expected_experts_touched(384, 8, 64):.1f} of 384"
+
+
+def test_model_config_calculator_breakdown():
+    from chapter2 import calculators
+
+    out = calculators.compute("model_config")  # gpt-oss-120b
+    # gpt-oss model card: 116.83B total, 5.13B active without the embedding
+    assert out["params"].startswith("116,829,156,672 total, 5,711,982,912 active per token (5.13B without")
+    assert "routed experts 115B (3.58B active)" in out["parts"]
+    assert dict(out["bars"])["routed experts"] == pytest.approx(36 * 128 * (2880 * 2 * 2880 + 2 * 2880 + 2880 * 2880 + 2880) / 1e9,
+                                                                 rel=1e-3)
+    ds = calculators.compute("model_config", {"model": "DeepSeek-V3"})
+    assert "multi-head latent attention caches a 512-wide latent + a 64-wide RoPE key per layer" in ds["attention"]
+    assert ds["kv"] == "70.3 kB (35,136 values)"  # 61 x 576

@@ -155,15 +155,16 @@ def test_flash_attention_steps_table():
     table = att.flash_attention_steps_table()
     assert table.header == ("Step", "Reads", "Writes", "Elements moved", "Bytes", "Operations")
     *steps, total = table.rows
-    assert [str(r[0]) for r in steps] == ["read Q, K, V", "S = Q K^T (on chip)", "P = softmax(S) (on chip)",
-                                          "O = P V (on chip)", "write O"]
+    # the chapter's notation: the softmax output is A (attention weights); P is parameters
+    assert [str(r[0]) for r in steps] == ["read Q, K, V", "S = QKᵀ (on chip)", "A = softmax(S) (on chip)",
+                                          "O = AV (on chip)", "write O"]
     assert [r[4].value for r in steps] == [3 * N * D * 2, 0, 0, 0, N * D * 2]
     assert [str(c) for c in total] == ["**Total**", "", "", "", f"**{8 * N * D:,}**",
                                        f"**{4 * N * N * D + 3 * N * N:,}**"]
     text = str(table)
     assert "| read Q, K, V | Q, K, V |  | 3Nd = 1,572,864 | 3,145,728 | 0 |" in text
-    assert "| S = Q K^T (on chip) |  |  | 0 | 0 | 2N²d = 4,294,967,296 |" in text
-    assert "| P = softmax(S) (on chip) |  |  | 0 | 0 | 3N² = 50,331,648 |" in text
+    assert "| S = QKᵀ (on chip) |  |  | 0 | 0 | 2N²d = 4,294,967,296 |" in text
+    assert "| A = softmax(S) (on chip) |  |  | 0 | 0 | 3N² = 50,331,648 |" in text
     assert "| write O |  | O | Nd = 524,288 | 1,048,576 | 0 |" in text
     assert "0 = 0" not in text  # a step that moves or computes nothing shows a plain 0
     assert text.splitlines()[1] == "|---|---|---|---:|---:|---:|"
@@ -406,7 +407,7 @@ def test_the_page_does_not_overstate_what_the_interpreter_checks():
     not races, GPU dot precision or speed."""
     page = (ROOT / "docs" / att.PAGE).read_text()
     assert not re.search(r"interpreter (proves|guarantees)|proves the kernels", page, re.I)
-    section = " ".join(page[page.index("## Measured kernels"):].split())
+    section = " ".join(page[page.index("## Appendix: measured on this machine"):].split())
     for phrase in ("one after another on the CPU", "races between programs", "full float32", "and speed"):
         assert phrase in section, phrase
 
@@ -467,7 +468,7 @@ def test_flashattention_is_compute_bound_only_in_prefill():
         assert "prefill" in text[max(0, m.start() - 60):m.start()], text[m.start() - 200:m.end()]
     assert "decode attention runs at 4 operations per byte in BF16 at any context and any batch" in text
     assert "What flash-decoding changes is parallelism, not intensity" in text
-    assert "stays at `G`" in text
+    assert "stays at \\(G\\)" in text
 
 
 def test_review_pass_statements():
@@ -476,8 +477,8 @@ def test_review_pass_statements():
     # the H100 verdicts are about the prefill-shaped worked example
     at = text.index("standard attention is memory bound and FlashAttention is compute bound")
     assert "In this prefill-shaped example" in text[at - 120:at]
-    # FlashAttention keeps S and P out of HBM (they do exist, tile by tile, in on-chip SRAM)
-    assert "never stores `S` or `P` in HBM" in text and "on-chip SRAM" in text
+    # FlashAttention keeps S and A out of HBM (they do exist, tile by tile, in on-chip SRAM)
+    assert "never stores \\(S\\) or \\(A\\) in HBM" in text and "on-chip SRAM" in text
     # it reduces bytes, not the number of scored pairs
     assert "cheaper per pair" not in text and "FlashAttention cuts the bytes attention moves" in text
     # Mamba's B-bar: the page's Δ·B is the reference scan's simplification, as chapter2.ssm computes it
@@ -503,14 +504,14 @@ def test_measured_intensities_match_the_page():
         else:
             assert 0.8 * d / 4 < naive < d / 4 and tiled == pytest.approx(n / 4)
     text = _page_text()
-    assert "levels off just below `d/4` in float32 (`d/8` when causal" in text
-    assert "grows as `N/4` (`N/8` when causal)" in text
+    assert "levels off just below \\(d/4\\) in float32 (\\(d/8\\) when causal" in text
+    assert "grows as \\(N/4\\) (\\(N/8\\) when causal)" in text
 
 
 def test_decode_share_is_given_in_bytes_as_well_as_flops():
     text = _page_text()
-    assert "attention is 13 % of the FLOPs of a decode step at a 4,096-token context" in text
-    assert "only 3.5 % of the step's bytes at 4,096 tokens" in text
+    assert "Attention is 13 % of the FLOPs of a Llama 3.1 8B decode step at a 4,096-token context" in text
+    assert "the KV cache is only 3.5 % of the step's bytes at 4,096 tokens" in text
     assert "with 64 sequences of 4,096 tokens the KV cache is 70 % of the bytes" in text
     assert "at long context, attention is most of the work" not in text  # the old conclusion from FLOPs alone
     assert "reading the KV cache takes half or more of a decode step's time" in text
@@ -528,7 +529,8 @@ def test_the_flash_decoding_paragraph_matches_the_kernel():
     text = _page_text()
     assert "runs a grid of (sequence × KV head) × splits" in text
     assert "one program per (sequence, query head), merges the partials" in text
-    assert "writes a partial `(m, l, acc)` in float32" in text
+    # the running maximum and sum in the chapter's notation (mu, ell: m counts tokens), the kernel's m_part, l_part
+    assert "writes a partial \\((\\mu, \\ell, \\mathrm{acc})\\) in float32" in text
 
 
 def test_leaves_state_the_outline_claims_exactly():
@@ -536,7 +538,7 @@ def test_leaves_state_the_outline_claims_exactly():
     assert "no N×N matrix in GPU memory" in leaves["flashattention"]  # tiles of S do live in (on-chip) memory
     assert "exact result" in leaves["flashattention"] and "SRAM" in leaves["flashattention"]
     assert "parallelism, not intensity" in leaves["decode-attention-stays-memory-bound"]
-    assert leaves["sliding-window-attention"] == "Sliding window: N·w instead of N²"
+    assert leaves["sliding-window-attention"] == "Sliding window: N·w instead of N², and a KV cache capped at w tokens"
     assert "fixed-size state" in leaves["state-space-models-and-hybrids"]
     assert "still cost N² in prefill" in leaves["state-space-models-and-hybrids"]  # their KV cache grows as N
     page = (ROOT / "docs" / att.PAGE).read_text()
@@ -558,3 +560,73 @@ def test_hybrids_are_not_said_to_scale_linearly():
     refs = [r for item in (*att.LEAVES, *att.CARDS) for r in fact_refs(getattr(item, "text", "") or item.answer)]
     page = fact_refs((ROOT / "docs" / att.PAGE).read_text())
     assert refs and set(refs) <= set(page)
+
+
+# ------------------------------------------------------------------ the memory hierarchy (sourced in gpus.json)
+
+
+def test_h100_on_chip_memory_in_the_text():
+    # H100 SXM5: 132 SMs and a 50 MB L2 (H100 architecture whitepaper, comparison table); up to 228 KB of shared
+    # memory per SM (Hopper tuning guide); NVIDIA's KB and MB here are binary (228 KB = 233,472 bytes)
+    assert att.h100_sms().value == 132 and str(att.h100_sms()) == "132"
+    assert str(att.h100_shared_memory_per_sm()) == "228 KiB"
+    assert att.h100_shared_memory_total().value == pytest.approx(132 * 228 / 1024)  # MiB
+    assert str(att.h100_shared_memory_total()) == "29.4 MiB"
+    assert str(att.h100_l2()) == "50 MiB"
+    assert att.h100_memory_gb().value == 80 and str(att.h100_memory_gb()) == "80"
+    # 80e9 bytes of HBM over 132 x 228 x 1024 bytes of shared memory: 2,596, shown to two digits
+    assert 80e9 / (132 * 228 * 1024) == pytest.approx(2596, abs=1)
+    assert att.h100_hbm_over_shared_memory().value == 2600 and str(att.h100_hbm_over_shared_memory()) == "2,600"
+
+
+def test_tiles_fit_one_sm_and_the_scores_do_not_fit_all_of_them():
+    tile = 128 * 128 * 2  # 128 rows of head dimension 128 in FP16
+    assert att.flash_tile_bytes().value == tile / 1024 == 32 and str(att.flash_tile_bytes()) == "32 KiB"
+    assert str(att.flash_three_tiles_bytes()) == "96 KiB" and 3 * tile <= 228 * 1024
+    scores = N * N * 2
+    assert str(att.one_head_scores_binary()) == "32 MiB" and scores > 132 * 228 * 1024
+    assert scores == att.standard_scores_bytes().value  # the same bytes as the decimal "33.6 MB"
+
+
+def test_sram_bandwidth_is_the_flashattention_papers_estimate():
+    # Dao et al. 2022 (arXiv:2205.14135), section 2.1: the A100's on-chip SRAM "with bandwidth estimated around
+    # 19TB/s"; A100 80GB SXM HBM: 2,039 GB/s (NVIDIA A100 datasheet)
+    assert att.a100_sram_bandwidth_tb_s().value == 19 and str(att.a100_sram_bandwidth_tb_s()) == "19"
+    assert str(att.a100_hbm_bandwidth_tb_s()) == "2.039"
+    assert att.a100_sram_over_hbm().value == pytest.approx(19 / 2.039)
+    assert str(att.a100_sram_over_hbm()) == "9×"  # one digit: the 19 TB/s is "around"
+
+
+def test_memory_hierarchy_table_rows():
+    table = att.memory_hierarchy_table()
+    rows = {str(r[0]): [str(c) for c in r] for r in table.rows}
+    assert table.header[:5] == ("GPU", "SMs", "Shared memory per SM", "All SMs", "L2 cache")
+    a100, h100 = rows["NVIDIA A100 80GB SXM"], rows["NVIDIA H100 SXM5 80GB"]
+    assert a100[1:8] == ["108", "164 KiB", f"{108 * 164 / 1024:.1f} MiB", "40 MiB", "80 GB", "2.039 TB/s", "about 19 TB/s"]
+    assert h100[1:8] == ["132", "228 KiB", "29.4 MiB", "50 MiB", "80 GB", "3.35 TB/s", "–"]
+    # ROCm GPU specifications: MI300X, 304 CUs, 64 KiB LDS, L2 32 MiB (4 per XCD), L3 (Infinity Cache) 256 MiB
+    assert rows["AMD Instinct MI300X"][1:5] == ["304 CUs", "64 KiB (LDS)", "19 MiB", "32 MiB (+ 256 MiB L3)"]
+    # the B200's datasheet gives no on-chip figure: nothing is filled in
+    assert rows["NVIDIA B200 (HGX B200, per GPU)"][1:5] == ["–"] * 4
+    assert "[FlashAttention paper](https://arxiv.org/abs/2205.14135)" in a100[-1]
+    assert len(table.rows) == 7
+
+
+def test_vocabulary_comes_before_the_first_kernel_words():
+    """Block/tile, program, grid, SM, HBM and SRAM are defined (a definition list) before FlashAttention uses them."""
+    page = (ROOT / "docs" / att.PAGE).read_text()
+    defs = page.index("## The GPU's memory hierarchy")
+    flash = page.index("## FlashAttention")
+    block = page[defs:flash]
+    for term in ("HBM\n:", "SM\n:", "SRAM (shared memory) and L2\n:", "Block, tile\n:", "Program, grid\n:"):
+        assert term in block, term
+    assert "thread block" in block  # program = CUDA thread block
+    for word in ("program", "grid", "SRAM", "tile"):
+        assert page.lower().index(word.lower(), defs) < flash, word
+    assert "{{ fact: attention.memory_hierarchy_table }}" in block
+
+
+def test_memory_card_quotes_the_sourced_numbers():
+    card = _cards()["att-memory"]
+    assert "up to 228 KiB per SM on an H100, 29.4 MiB over all its SMs, against 80 GB of HBM" in card
+    assert "about 19 TB/s, some 9× its HBM bandwidth" in card

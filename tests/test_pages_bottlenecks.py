@@ -266,7 +266,9 @@ N, d = 4096, 128
 def test_attention_steps_table_lists_every_step_and_the_total():
     table = bn.attention_steps_table()
     rows = table.rows
-    assert [str(r[0]) for r in rows] == ["S = Q K^T", "P = softmax(S)", "O = P V", "**Total**"]
+    # the chapter's notation: the softmax output is A, the attention weights (P is parameters)
+    assert [str(r[0]) for r in rows] == ["S = QKᵀ", "A = softmax(S)", "O = AV", "**Total**"]
+    assert [(str(r[1]), str(r[2])) for r in rows[:3]] == [("Q, K", "S"), ("S", "A"), ("A, V", "O")]
     elements = [2 * N * d + N * N, N * N + N * N, N * N + N * d + N * d]
     ops = [2 * N * N * d, 3 * N * N, 2 * N * N * d]
     for row, e, o, e_formula, o_formula in zip(rows[:3], elements, ops, ["2Nd + N²", "N² + N²", "N² + Nd + Nd"],

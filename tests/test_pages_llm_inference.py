@@ -30,30 +30,61 @@ TOKENIZER = json.loads((DATA / "tiny_lm" / "tokenizer.json").read_text())
 LLAMA_PUBLISHED_PARAMS = 16_060_522_496 // 2
 
 
+# Gemma 3 27B's text_config leaves these out; the values are Gemma3TextConfig's defaults in transformers
+# (its 262,208-entry vocabulary, one global layer in every 6) and Gemma3Config's tied LM head.
+GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262_208, "sliding_window_pattern": 6}
+
+
 def _count(c: dict) -> tuple[int, int]:
     """(total, active) parameters of a config.json, from the weight shapes of its architecture."""
-    h, vocab, layers = c["hidden_size"], c["vocab_size"], c["num_hidden_layers"]
     arch = c["architectures"][0]
-    tables = vocab * h * (1 if c.get("tie_word_embeddings") else 2)  # embedding + untied LM head
+    tied = c.get("tie_word_embeddings", False)
+    if arch == "Gemma3ForConditionalGeneration":  # the language model only: text_config, outer tie (default true)
+        c, tied = {**GEMMA3_TEXT_DEFAULTS, **c["text_config"]}, c.get("tie_word_embeddings", True)
+    elif arch == "Llama4ForConditionalGeneration":  # the language model only: text_config
+        c = c["text_config"]
+        tied = c.get("tie_word_embeddings", False)
+    h, vocab, layers = c["hidden_size"], c["vocab_size"], c["num_hidden_layers"]
+    tables = vocab * h * (1 if tied else 2)  # embedding + untied LM head
     total = active = tables + h  # + final RMSNorm
-    if arch == "DeepseekV3ForCausalLM":  # multi-head latent attention (DeepSeek-V2 paper, section 2.1)
+    if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"):  # multi-head latent attention (DeepSeek-V2, 2.1)
         nq, rope, nope, v = c["num_attention_heads"], c["qk_rope_head_dim"], c["qk_nope_head_dim"], c["v_head_dim"]
         q_rank, kv_rank = c["q_lora_rank"], c["kv_lora_rank"]
-        attn = (h * q_rank + q_rank + q_rank * nq * (nope + rope)  # q_a_proj, q_a_layernorm, q_b_proj
+        q = h * nq * (nope + rope) if q_rank is None else h * q_rank + q_rank + q_rank * nq * (nope + rope)
+        attn = (q  # q_proj, or q_a_proj, q_a_layernorm, q_b_proj
                 + h * (kv_rank + rope) + kv_rank + kv_rank * nq * (nope + v)  # kv_a_proj, kv_a_layernorm, kv_b_proj
                 + nq * v * h)  # o_proj
         expert = 3 * h * c["moe_intermediate_size"]
         n_exp = c["n_routed_experts"]
+        bias = n_exp if arch == "DeepseekV3ForCausalLM" else 0  # V3's router correction bias, one per expert
         for layer in range(layers):
             block = attn + 2 * h
             if layer < c["first_k_dense_replace"]:
                 total += block + 3 * h * c["intermediate_size"]
                 active += block + 3 * h * c["intermediate_size"]
             else:
-                always = c["n_shared_experts"] * expert + n_exp * h + n_exp  # shared expert, router, its bias
+                always = c["n_shared_experts"] * expert + n_exp * h + bias  # shared experts, router, its bias
                 total += block + always + n_exp * expert
                 active += block + always + c["num_experts_per_tok"] * expert
         return total, active
+    if arch == "GptOssForCausalLM":  # biases on q, k, v, o; a sink logit per head; experts and router with biases
+        nq, nkv, d, width, n_exp = (c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"],
+                                    c["intermediate_size"], c["num_local_experts"])
+        attn = 2 * h * nq * d + 2 * h * nkv * d + (nq * d + 2 * nkv * d + h) + nq
+        expert = 3 * h * width + 2 * width + h  # gate_up (h -> 2 width) with its bias, down (width -> h) with its bias
+        block = attn + 2 * h + n_exp * h + n_exp  # + norms, router weight and bias
+        return total + layers * (block + n_exp * expert), active + layers * (block + c["num_experts_per_tok"] * expert)
+    if arch == "Llama4ForConditionalGeneration":  # every layer MoE here: routed experts + one shared expert
+        nq, nkv, d, width, n_exp = (c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"],
+                                    c["intermediate_size"], c["num_local_experts"])
+        assert c["moe_layers"] == list(range(layers))
+        block = 2 * h * nq * d + 2 * h * nkv * d + 2 * h + n_exp * h + 3 * h * width  # attention, norms, router, shared
+        return (total + layers * (block + n_exp * 3 * h * width),
+                active + layers * (block + c["num_experts_per_tok"] * 3 * h * width))
+    if arch == "Gemma3ForConditionalGeneration":  # q/k norms over head_dim; four norms per block
+        nq, nkv, d = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
+        block = 2 * h * nq * d + 2 * h * nkv * d + 2 * d + 4 * h + 3 * h * c["intermediate_size"]
+        return total + layers * block, active + layers * block
     nq = c["num_attention_heads"]
     nkv = c.get("num_key_value_heads", nq)
     d = c.get("head_dim") or h // nq
@@ -171,6 +202,78 @@ def test_llama_kv_cache_per_token_and_at_full_context():
     assert str(li.llama_8b_weights_bf16()) == "16.1 GB"
 
 
+def test_kv_cache_per_layer_kind_at_long_context():
+    """Each layer keeps min(context, window) tokens; worked out here from the JSON files (BF16, 2 bytes)."""
+    n = 131_072
+    assert li.long_context_tokens().value == n
+    gpt, gemma = CONFIGS["gpt-oss-120b"], {**GEMMA3_TEXT_DEFAULTS, **CONFIGS["gemma-3-27b-it"]["text_config"]}
+    scout, ds = CONFIGS["Llama-4-Scout-17B-16E"]["text_config"], CONFIGS["DeepSeek-V3"]
+    gpt_layer = 2 * gpt["num_key_value_heads"] * gpt["head_dim"] * 2
+    windows = [gpt["sliding_window"] if t == "sliding_attention" else n for t in gpt["layer_types"]]
+    gemma_layer = 2 * gemma["num_key_value_heads"] * gemma["head_dim"] * 2
+    gemma_windows = [n if (i + 1) % gemma["sliding_window_pattern"] == 0 else gemma["sliding_window"]
+                     for i in range(gemma["num_hidden_layers"])]
+    scout_layer = 2 * scout["num_key_value_heads"] * scout["head_dim"] * 2
+    scout_windows = [scout["attention_chunk_size"] if rope else n for rope in scout["no_rope_layers"]]
+    ds_latent = (ds["kv_lora_rank"] + ds["qk_rope_head_dim"]) * 2
+    ds_heads = ds["num_attention_heads"] * (ds["qk_nope_head_dim"] + ds["qk_rope_head_dim"] + ds["v_head_dim"]) * 2
+    want = {
+        "Llama-3.1-8B": (131_072 * n * 1, 131_072 * n),
+        "gpt-oss-120b": (gpt_layer * sum(windows), gpt_layer * len(windows) * n),
+        "gemma-3-27b-it": (gemma_layer * sum(gemma_windows), gemma_layer * len(gemma_windows) * n),
+        "Llama-4-Scout-17B-16E": (scout_layer * sum(scout_windows), scout_layer * len(scout_windows) * n),
+        "DeepSeek-V3": (ds_latent * ds["num_hidden_layers"] * n, ds_heads * ds["num_hidden_layers"] * n),
+    }
+    rows = li.kv_layer_kinds_table().rows
+    assert [r[0].value for r in rows] == list(want)
+    for name, kinds, cached, held, every, share in rows:
+        assert (held.value, every.value) == want[name.value], name.value
+        assert str(cached) in str(li.model_configs_table()) and str(kinds) in str(li.model_configs_table())
+        assert share.value == pytest.approx(held.value / every.value)
+    table = str(li.kv_layer_kinds_table())
+    assert "| gpt-oss-120b | 18 full + 18 sliding (128) | 2 × 8 × 64 = 1,024 | 4.84 GB | 9.66 GB | 50 % |" in table
+    assert "| DeepSeek-V3 | 61 full (MLA) | latent 512 + RoPE key 64 = 576 | 9.21 GB | 655 GB | 1.4 % |" in table
+
+
+def test_multi_head_latent_attention_facts():
+    """What MLA caches (kv_lora_rank + qk_rope_head_dim per layer, DeepSeek-V2 paper, arXiv:2405.04434, section 2.1)
+    and its FLOPs per cached token in the absorbed form (scores over 576, sums of 512-wide latents, per head) and
+    the expanded form (per-head keys of 128 + 64 and values of 128)."""
+    ds, llama = CONFIGS["DeepSeek-V3"], LLAMA
+    heads, rank, rope = ds["num_attention_heads"], ds["kv_lora_rank"], ds["qk_rope_head_dim"]
+    nope, v, layers = ds["qk_nope_head_dim"], ds["v_head_dim"], ds["num_hidden_layers"]
+    assert (li.deepseek_v3_kv_lora_rank().value, li.deepseek_v3_qk_rope_head_dim().value) == (512, 64) == (rank, rope)
+    assert (li.deepseek_v3_qk_nope_head_dim().value, li.deepseek_v3_v_head_dim().value) == (nope, v) == (128, 128)
+    assert li.deepseek_v3_query_heads().value == heads == li.deepseek_v3_kv_heads().value == 128
+    assert li.deepseek_v3_layers().value == layers == 61
+    assert li.deepseek_v3_mla_cached_per_layer().value == rank + rope == 576
+    assert li.deepseek_v3_expanded_per_layer().value == heads * (nope + rope + v) == 40_960
+    assert str(li.deepseek_v3_mla_saving()) == "71.1×"  # 40,960 / 576
+    assert li.deepseek_v3_kv_bytes_per_token().value == layers * 576 * 2 == 70_272
+    assert li.deepseek_v3_kv_vs_llama_8b().value == pytest.approx(70_272 / 131_072) and str(li.deepseek_v3_kv_vs_llama_8b()) == "54 %"
+    assert str(li.deepseek_v3_size_vs_llama_8b()) == "84×"  # 671.0B / 8.03B
+    assert li.deepseek_v3_absorbed_flops_per_key().value == 2 * heads * (rank + rope) + 2 * heads * rank == 278_528
+    assert li.deepseek_v3_expanded_flops_per_key().value == 2 * heads * (nope + rope + v) == 81_920
+    assert li.deepseek_v3_absorbed_intensity().value == pytest.approx(278_528 / (576 * 2))
+    assert str(li.deepseek_v3_absorbed_intensity()) == "242"
+    assert li.deepseek_v3_expanded_intensity().value == 81_920 / (40_960 * 2) == 1.0
+    assert str(li.deepseek_v3_mixed_intensity()) == "71.1"  # 81,920 / 1,152: the old mixed accounting
+    # Llama 3.1 8B: 2 x 32 heads x (128 + 128) FLOPs per key over 2 x 8 x 128 x 2 bytes
+    nq, nkv, d = llama["num_attention_heads"], llama["num_key_value_heads"], 128
+    assert li.llama_8b_attention_intensity().value == 2 * nq * 2 * d / (2 * nkv * d * 2) == 4
+    for name in ("deepseek_v3_mla_cached_per_layer", "deepseek_v3_absorbed_flops_per_key", "deepseek_v3_mixed_intensity",
+                 "deepseek_v3_expanded_per_layer", "kv_layer_kinds_table"):
+        assert f"llm_inference.{name} }}}}" in PAGE, name
+
+
+def test_supported_families_and_the_config_calculator_are_on_the_page():
+    from chapter2.models import FAMILIES
+
+    assert li.supported_families().value.split(", ") == [f.label for f in FAMILIES]
+    assert "Gemma 3" in str(li.supported_families()) and "gpt-oss" in str(li.supported_families())
+    assert "<!-- calculator: model_config -->" in PAGE and "<!-- calculator: kv_cache -->" in PAGE
+
+
 # -- sampling ----------------------------------------------------------------------------------------------
 LOGITS = [2.0, 1.0, 0.5, 0.1, -1.0]
 
@@ -243,19 +346,43 @@ def test_lora_on_the_query_projection():
     assert str(li.lora_q_proj_share()) == "0.78 %"
 
 
+def _text(c: dict) -> dict:
+    """The language model's part of a config.json (a multimodal release nests it under text_config)."""
+    return c.get("text_config", c)
+
+
 def test_model_configs_table_rows_are_the_configs_and_hand_counts():
     rows = li.model_configs_table().rows
     assert [r[0].value for r in rows] == sorted(CONFIGS)
-    for name, arch, layers, hidden, heads, vocab, total, active in rows:
+    for name, arch, layers, hidden, heads, cached, kinds, vocab, total, active in rows:
         c = CONFIGS[name.value]
+        t = {**GEMMA3_TEXT_DEFAULTS, **_text(c)} if "text_config" in c else c
         assert arch.value == f"`{c['architectures'][0]}`"
-        assert (layers.value, hidden.value, vocab.value) == (c["num_hidden_layers"], c["hidden_size"], c["vocab_size"])
-        nq = c["num_attention_heads"]
-        assert heads.value == f"{nq} / {c.get('num_key_value_heads', nq)}"
+        assert (layers.value, hidden.value, vocab.value) == (t["num_hidden_layers"], t["hidden_size"], t["vocab_size"])
+        nq = t["num_attention_heads"]
+        if "kv_lora_rank" in t:  # MLA: one latent and one RoPE key per layer, no per-head K and V
+            assert heads.value == f"{nq} / latent"
+            assert cached.value == f"latent {t['kv_lora_rank']} + RoPE key {t['qk_rope_head_dim']} = " \
+                                   f"{t['kv_lora_rank'] + t['qk_rope_head_dim']}"
+        else:
+            nkv = t.get("num_key_value_heads", nq)
+            d = t.get("head_dim") or t["hidden_size"] // nq
+            assert heads.value == f"{nq} / {nkv}"
+            assert cached.value == f"2 × {nkv} × {d} = {2 * nkv * d:,}"
         assert (total.value, active.value) == pytest.approx((COUNTS[name.value][0] / 1e9, COUNTS[name.value][1] / 1e9))
+        assert sum(int(part.split()[0]) for part in kinds.value.split(" + ")) == t["num_hidden_layers"]
     table = str(li.model_configs_table())
-    assert "| Qwen3-235B-A22B | `Qwen3MoeForCausalLM` | 94 | 4,096 | 64 / 4 | 151,936 | 235.1 | 22.2 |" in table
-    assert "| DeepSeek-V3 | `DeepseekV3ForCausalLM` | 61 | 7,168 | 128 / 128 | 129,280 | 671 | 37.6 |" in table
+    assert ("| Qwen3-235B-A22B | `Qwen3MoeForCausalLM` | 94 | 4,096 | 64 / 4 | 2 × 4 × 128 = 1,024 | 94 full | "
+            "151,936 | 235.1 | 22.2 |") in table
+    # DeepSeek-V3 caches 512 + 64 = 576 numbers per layer, not 2 x 128 heads x 128 (technical review, item 2)
+    assert ("| DeepSeek-V3 | `DeepseekV3ForCausalLM` | 61 | 7,168 | 128 / latent | latent 512 + RoPE key 64 = 576 | "
+            "61 full (MLA) | 129,280 | 671 | 37.6 |") in table
+    # gpt-oss-120b's layer_types alternate a 128-token window and full attention (18 each)
+    assert "| gpt-oss-120b | `GptOssForCausalLM` | 36 | 2,880 | 64 / 8 | 2 × 8 × 64 = 1,024 | 18 full + 18 sliding (128) |" in table
+    # Gemma 3 27B: one global layer in six over 62 layers -> 10 full, 52 with the 1,024-token window
+    assert "| 10 full + 52 sliding (1,024) |" in table
+    # Llama 4 Scout: no_rope_layers marks every 4th layer global; the other 36 attend in 8,192-token chunks
+    assert "| 12 full + 36 chunked (8,192) |" in table
 
 
 def test_llama_sizes():
@@ -370,6 +497,7 @@ def test_qwen3_moe_rounded_sizes_are_the_names_and_the_chapters():
 
 
 def _is_moe(c: dict) -> bool:
+    c = _text(c)
     return bool(c.get("num_experts") or c.get("num_local_experts") or c.get("n_routed_experts"))
 
 
@@ -378,16 +506,21 @@ def test_moe_rule_of_thumb_against_the_shipped_configs():
     assert li.moe_rule_of_thumb_billion().value == 100
     big = sorted((n for n in CONFIGS if COUNTS[n][0] > 100e9), key=lambda n: -COUNTS[n][0])
     assert big and all(_is_moe(CONFIGS[n]) for n in big), "the page says every shipped config above 100B is MoE"
-    assert str(li.configs_above_rule()) == ", ".join(f"{n} ({COUNTS[n][0] / 1e9:.0f}B)" for n in big)
-    assert str(li.configs_above_rule()) == "DeepSeek-V3 (671B), Qwen3-235B-A22B (235B)"
+    assert str(li.configs_above_rule()) == ", ".join(f"{n} ({COUNTS[n][0] / 1e9:,.0f}B)" for n in big)
+    assert str(li.configs_above_rule()) == ("Kimi-K2-Instruct (1,026B), DeepSeek-V3 (671B), Qwen3-235B-A22B (235B), "
+                                            "gpt-oss-120b (117B), Llama-4-Scout-17B-16E (108B)")
     small_moe = [n for n in CONFIGS if _is_moe(CONFIGS[n]) and COUNTS[n][0] <= 100e9]
     assert str(li.small_moe_configs()) == ", ".join(
         f"{n} ({COUNTS[n][0] / 1e9:.1f}B total, {COUNTS[n][1] / 1e9:.1f}B active)" for n in small_moe)
-    assert str(li.small_moe_configs()) == "Mixtral-8x7B-v0.1 (46.7B total, 12.9B active)"
+    assert str(li.small_moe_configs()) == ("DeepSeek-V2-Lite (15.7B total, 2.7B active), "
+                                           "Mixtral-8x7B-v0.1 (46.7B total, 12.9B active)")
     dense = [n for n in CONFIGS if not _is_moe(CONFIGS[n])]
-    assert all(COUNTS[n][0] < 10e9 for n in dense), "the page says every shipped dense config is small"
-    assert str(li.dense_configs()) == "Llama-3.1-8B (8B), Mistral-7B-v0.1 (7.2B), Qwen2-7B (7.6B), Qwen3-8B (8.2B)"
+    assert all(COUNTS[n][0] < 30e9 for n in dense), "the page says every shipped dense config is well below 100B"
+    assert str(li.dense_configs()) == ("Llama-3.1-8B (8B), Mistral-7B-v0.1 (7.2B), Qwen2-7B (7.6B), Qwen3-8B (8.2B), "
+                                       "gemma-3-27b-it (27B)")
     assert [s.split(" (")[0] for s in str(li.dense_configs()).split(", ")] == dense
+    assert "Every dense one is well below it: {{ fact: llm_inference.dense_configs }}" in PAGE
+    assert "each needs the memory\nof its total count" in PAGE
 
 
 # -- map and cards ---------------------------------------------------------------------------------------------------

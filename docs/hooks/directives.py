@@ -56,7 +56,7 @@ def expand_facts(text: str, page_path: str) -> str:
     def expand(part: str, in_math: bool) -> str:
         leftover = LEFTOVER.search(pages.FACT_REF.sub(" ", part))
         if leftover:
-            hint = " (in TeX, put a space between two braces: `} }`)" if in_math else ""
+            hint = " (in TeX, put a space between two braces: `{ {`, `} }`)" if in_math else ""
             raise DirectiveError(f"{page_path}: {leftover.group(0)!r} is not a fact reference{hint}; "
                                  "pages name facts as {{ fact: SECTION.NAME }} and never compute")
         if not in_math:
@@ -159,16 +159,16 @@ def _action_html(action) -> str:
     if action is None:
         return ""
     e = html.escape
-    return (f'\n<div class="c2-calc__action"><button type="button" class="md-button" data-calc-action="{e(action.call)}" '
-            f'data-busy="{e(action.busy)}">{e(action.label)}</button>'
+    return (f'\n<div class="c2-calc__action"><button type="button" class="md-button md-button--primary" '
+            f'data-calc-action="{e(action.call)}" data-busy="{e(action.busy)}">{e(action.label)}</button>'
             f'<span class="c2-calc__hint" data-calc-action-status role="status"></span></div>')
 
 
 def _output_html(output, value, calc: str = "") -> str:
     e = html.escape
-    if output.kind == "chart":  # the same SVG the browser gets from compute_json (chapter2.charts.render)
+    if output.kind == "chart":  # the SVG the browser gets from compute_json (charts.render); not in the search index
         return (f'<dt class="c2-calc__wide">{e(output.label)}</dt><dd data-output="{e(output.key)}" data-kind="chart" '
-                f'class="c2-calc__wide" aria-live="off">{calculators.render_chart(calc, output, value)}</dd>')
+                f'class="c2-calc__wide" aria-live="off" data-search-exclude>{calculators.render_chart(calc, output, value)}</dd>')
     if output.kind == "bars":
         body = bars_html(value)
         return f'<dt>{e(output.label)}</dt><dd data-output="{e(output.key)}" data-kind="bars">{body}</dd>'

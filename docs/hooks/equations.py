@@ -121,11 +121,32 @@ def typeset(page_html: str, page_path: str, katex_js: Path, cache: dict) -> str:
                 open_, close = ("$$", "$$") if key[1] else DELIMITERS["span"]
                 errors.append(f"  {open_} {key[0]} {close}\n    {result['error']}")
             else:
-                cache[key] = result["html"]
+                cache[key] = lighter(result["html"])
         if errors:
             raise EquationError(f"{page_path}: KaTeX cannot typeset {len(errors)} equation(s):\n" + "\n".join(errors))
     return TYPESET.sub(lambda m: f'<{m.group(1)} class="arithmatex">{cache[_source(m, page_path)]}</{m.group(1)}>',
                        page_html)
+
+
+ANNOTATION = re.compile(r'<annotation encoding="application/x-tex">.*?</annotation>', re.S)
+MATHML = re.compile(r'<span class="katex-mathml">(.*?)</span>(?=<span class="katex-html")', re.S)
+ONE_TOKEN = re.compile(r'<math[^>]*><semantics><mrow><(mi|mn|mtext)\b[^>]*>([^<]+)</\1></mrow></semantics></math>')
+
+
+def lighter(katex_html: str) -> str:
+    """KaTeX's output, smaller where nothing is lost (each page holds a few hundred formulas).
+
+    - The TeX source that KaTeX repeats as a MathML annotation is left out (nothing here reads it).
+    - A formula that is one token (a variable such as N, a Greek letter, an upright name) keeps only
+      its HTML, without aria-hidden: the text a screen reader reads there is the token itself, so the
+      MathML copy adds nothing. Anything larger keeps MathML for screen readers, the HTML hidden.
+    """
+    katex_html = ANNOTATION.sub("", katex_html)
+    mathml = MATHML.search(katex_html)
+    if mathml and ONE_TOKEN.fullmatch(mathml.group(1)):
+        katex_html = katex_html.replace(mathml.group(0), "", 1).replace(
+            '<span class="katex-html" aria-hidden="true">', '<span class="katex-html">', 1)
+    return katex_html
 
 
 def stylesheet_link(page_url: str) -> str:

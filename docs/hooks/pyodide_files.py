@@ -77,9 +77,14 @@ def verify_core(root: Path) -> dict[str, Path]:
 VENDOR_MANIFEST = HERE / "vendor-files.sha256"  # other front-end files copied from node_modules into the site
 
 
+def vendor_manifest() -> dict[str, str]:
+    """{path under node_modules: sha256} from vendor-files.sha256."""
+    return dict(line.split()[::-1] for line in VENDOR_MANIFEST.read_text().splitlines() if line.strip())
+
+
 def verified_vendor_file(root: Path, rel: str) -> Path:
     """node_modules/<rel>, checked against vendor-files.sha256 (npm ci checked the tarball; this checks the file used)."""
-    expected = dict(line.split()[::-1] for line in VENDOR_MANIFEST.read_text().splitlines() if line.strip())
+    expected = vendor_manifest()
     if rel not in expected:
         raise VerificationError(f"{rel} has no pinned sha256 in {VENDOR_MANIFEST.name}")
     path = root / "node_modules" / rel

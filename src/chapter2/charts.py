@@ -36,7 +36,7 @@ __all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "r
 INK = "#8a8f98"  # axes and grid: mid grey, readable on white and on Material's slate background
 PALETTE = ["#3f7fd8", "#e0712c", "#2ca58d", "#c2459b", "#8c6bd6", "#b8a12a"]
 KINDS = ("line", "step", "scatter", "bars")
-W, FONT = 440, 12  # viewBox width and font size (user units); the page scales the SVG to its column
+W, FONT = 400, 13  # viewBox width and font size (user units); the page scales the SVG to its column
 TOP, RIGHT, BOTTOM = 10, 14, 38
 
 
@@ -50,7 +50,7 @@ class ChartSpec:
     y_log: bool = False
     x_range: tuple | None = None  # (lo, hi) fixed; None: from the data, rounded out to ticks
     y_range: tuple | None = None
-    height: int = 250
+    height: int = 240
 
 
 # ------------------------------------------------------------------ data (what calculators return)
@@ -231,12 +231,12 @@ def _color(index, fallback: int) -> str:
 
 
 def _path(s: dict, xa: _Axis, ya: _Axis) -> str:
-    pts = [(xa(x), ya(y)) for x, y in zip(s["x"], s["y"]) if not ((xa.log and x <= 0) or (ya.log and y <= 0))]
+    pts = [(xa(x), ya(y)) for x, y in zip(s["x"], s["y"], strict=True) if not ((xa.log and x <= 0) or (ya.log and y <= 0))]
     if not pts:
         return ""
     d = [f"M{_f(pts[0][0])} {_f(pts[0][1])}"]
     if s["kind"] == "step":  # hold each value until the next x (step-post)
-        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        for x1, y1 in pts[1:]:
             d.append(f"H{_f(x1)}V{_f(y1)}")
     elif len(pts) > 1:
         d.append("L" + " ".join(f"{_f(x)} {_f(y)}" for x, y in pts[1:]))
@@ -244,13 +244,12 @@ def _path(s: dict, xa: _Axis, ya: _Axis) -> str:
 
 
 def _bars(s: dict, xa: _Axis, ya: _Axis, color: str) -> str:
-    xs = [x for x in s["x"]]
     base = ya(ya.lo) if ya.log else ya(min(max(0.0, ya.lo), ya.hi))
-    pos = sorted(xa(x) for x in xs)
-    gap = min([b - a for a, b in zip(pos, pos[1:]) if b > a] or [40.0])
+    pos = sorted(xa(x) for x in s["x"])
+    gap = min([b - a for a, b in zip(pos, pos[1:], strict=False) if b > a] or [40.0])
     half = min(0.35 * gap, 18.0)
     rects = []
-    for x, y in zip(s["x"], s["y"]):
+    for x, y in zip(s["x"], s["y"], strict=True):
         cx, top = xa(x), ya(y)
         rects.append(f'<rect x="{_f(cx - half)}" y="{_f(min(top, base))}" width="{_f(2 * half)}" '
                      f'height="{_f(abs(base - top))}"/>')
@@ -278,7 +277,7 @@ def describe(spec: ChartSpec, data: dict) -> str:
              f"y axis: {spec.y_label}{' (log scale)' if spec.y_log else ''}."]
     for s in data["series"]:
         if s["kind"] in ("scatter", "bars") and len(s["x"]) <= 8:
-            values = ", ".join(pair(x, y) for x, y in zip(s["x"], s["y"]))
+            values = ", ".join(pair(x, y) for x, y in zip(s["x"], s["y"], strict=True))
             parts.append(f"{s['label'] or 'Series'}: {values}.")
         else:
             lo, hi = min(s["y"]), max(s["y"])
@@ -306,7 +305,7 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
         ys.append(0.0)
     ya = _Axis(ys, spec.y_log, spec.y_range, h - BOTTOM, TOP, pad=1.1)
     labels = [tick_text(t) for t in ya.ticks]
-    left = 22 + 7 * max(len(t) for t in labels) + 6
+    left = 28 + round(0.6 * FONT * max(len(t) for t in labels))
     xa = _Axis(xs, spec.x_log, spec.x_range, left, W - RIGHT)
     x0, x1, y0, y1 = left, W - RIGHT, h - BOTTOM, TOP
 
@@ -315,7 +314,7 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
            f'<title id="{uid}-t">{e(title)}</title><desc id="{uid}-d">{e(describe(spec, data))}</desc>']
     # grid and tick labels
     grid, text = [], []
-    for t, label in zip(ya.ticks, labels):
+    for t, label in zip(ya.ticks, labels, strict=True):
         y = _f(ya(t))
         grid.append(f"M{x0} {y}H{x1}")
         text.append(f'<text x="{x0 - 5}" y="{y}" dy="0.35em" text-anchor="end">{e(label)}</text>')
@@ -338,7 +337,8 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
             out.append(_bars(s, xa, ya, color))
         elif s["kind"] == "scatter":
             out.append(f'<g fill="{color}">' + "".join(
-                f'<circle cx="{_f(xa(x))}" cy="{_f(ya(y))}" r="3.5"/>' for x, y in zip(s["x"], s["y"])) + "</g>")
+                f'<circle cx="{_f(xa(x))}" cy="{_f(ya(y))}" r="3.5"/>'
+                for x, y in zip(s["x"], s["y"], strict=True)) + "</g>")
         else:
             dash = ' stroke-dasharray="6 3"' if s.get("dash") else ""
             out.append(f'<path d="{_path(s, xa, ya)}" stroke="{color}" stroke-width="2" fill="none"'

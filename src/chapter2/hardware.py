@@ -26,10 +26,12 @@ from types import MappingProxyType
 
 from ._checks import finite_real
 
-__all__ = ["GPU", "GPUS", "TENSOR_DTYPES", "tensor_dtype", "custom_gpu", "get_gpu"]
+__all__ = ["GPU", "GPUS", "OnChip", "TENSOR_DTYPES", "tensor_dtype", "custom_gpu", "get_gpu"]
 
 TERA = 1e12
 GIGA = 1e9
+KIB = 1024
+MIB = 1024**2
 
 # Throughput is quoted per tensor-core dtype; other spellings map onto these keys.
 TENSOR_DTYPES = ("fp16", "bf16", "fp8")
@@ -47,13 +49,46 @@ def tensor_dtype(dtype) -> str:
     return key
 
 
+ON_CHIP_FIGURES = ("sms", "shared_memory_per_sm_kib", "l2_cache_mib", "l3_cache_mib", "sram_bandwidth_tb_s")
+"""The figures an `on_chip` record of gpus.json may hold (each a value with its source)."""
+
+
+@dataclass(frozen=True)
+class OnChip:
+    """The memory hierarchy inside the chip, where the catalog has a source for it (None where it has not).
+
+    `sms`: streaming multiprocessors (AMD: compute units). `shared_memory_per_sm`: the most shared
+    memory one SM can give its programs (AMD: LDS per CU), in bytes. `l2_bytes` (and AMD's
+    `l3_bytes`, its Infinity Cache): the caches every SM shares. Vendors write these binary sizes as
+    KB and MB (228 KB = 233,472 bytes). `sram_bandwidth`: bytes/s of on-chip SRAM, only where a
+    source estimates it (vendors do not publish it). `sources` maps each figure present to its URL,
+    `not_published` each missing one to the reason.
+    """
+
+    sms: int | None = None
+    shared_memory_per_sm: float | None = None
+    l2_bytes: float | None = None
+    l3_bytes: float | None = None
+    sram_bandwidth: float | None = None
+    sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    not_published: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def shared_memory_total(self) -> float | None:
+        """Shared memory of all SMs together in bytes (SMs x per SM), or None if either is missing."""
+        if self.sms is None or self.shared_memory_per_sm is None:
+            return None
+        return self.sms * self.shared_memory_per_sm
+
+
 @dataclass(frozen=True)
 class GPU:
     """One accelerator. `dense_flops` and `sparse_flops` map dtype -> FLOP/s; bandwidth in bytes/s.
 
     `sources` maps each figure ("memory", "bandwidth", "dense_fp16", ...) to the URL it was read
     from. `other_figures` maps a figure's name to (value, source URL): what another vendor page
-    prints for the same GPU, kept for comparison and never used (`note` says why).
+    prints for the same GPU, kept for comparison and never used (`note` says why). `on_chip` is
+    the memory hierarchy inside the chip (SMs, shared memory, L2), with its own sources.
     """
 
     key: str
@@ -67,6 +102,7 @@ class GPU:
     sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     other_figures: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     note: str = ""
+    on_chip: OnChip = field(default_factory=OnChip)
 
     def peak_flops(self, dtype="fp16") -> float:
         """Dense tensor-core peak in FLOP/s for `dtype`; raises ValueError if the GPU lacks it."""
@@ -130,6 +166,7 @@ def _entry(key: str, raw: dict) -> GPU:
             out[tensor_dtype(dtype)] = value * TERA
     other = {name: sourced(f"other_figures.{name}", item) for name, item in raw.get("other_figures", {}).items()}
     return GPU(
+        on_chip=_on_chip(key, raw.get("on_chip", {}), sourced),
         key=key,
         name=raw["name"],
         vendor=raw["vendor"],
@@ -141,6 +178,32 @@ def _entry(key: str, raw: dict) -> GPU:
         sources=MappingProxyType(sources),
         other_figures=MappingProxyType(other),
         note=str(raw.get("note", "")),
+    )
+
+
+def _on_chip(key: str, raw: dict, sourced) -> OnChip:
+    """An `on_chip` record: every figure with a source, every missing one with a reason."""
+    unknown = set(raw) - set(ON_CHIP_FIGURES) - {"not_published"}
+    if unknown:
+        raise ValueError(f"gpus.json: {key}.on_chip has unknown figures {sorted(unknown)}; known: {ON_CHIP_FIGURES}")
+    values, sources = {}, {}
+    for name in ON_CHIP_FIGURES:
+        if name in raw:
+            values[name], sources[name] = sourced(f"on_chip.{name}", raw[name])
+    missing = dict(raw.get("not_published", {}))
+    both = set(values) & set(missing)
+    if both:
+        raise ValueError(f"gpus.json: {key}.on_chip gives {sorted(both)} and also says they are not published")
+    scale = {"shared_memory_per_sm_kib": KIB, "l2_cache_mib": MIB, "l3_cache_mib": MIB, "sram_bandwidth_tb_s": TERA}
+    get = {name: (values[name] * scale.get(name, 1) if name in values else None) for name in ON_CHIP_FIGURES}
+    return OnChip(
+        sms=None if get["sms"] is None else int(get["sms"]),
+        shared_memory_per_sm=get["shared_memory_per_sm_kib"],
+        l2_bytes=get["l2_cache_mib"],
+        l3_bytes=get["l3_cache_mib"],
+        sram_bandwidth=get["sram_bandwidth_tb_s"],
+        sources=MappingProxyType(sources),
+        not_published=MappingProxyType(missing),
     )
 
 

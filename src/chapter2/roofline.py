@@ -42,7 +42,6 @@ hidden or vocabulary size, so its activations count zero.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 
@@ -379,9 +378,8 @@ def prompt_flops(model, prompt_tokens, logits="last") -> float:
     LM head runs once: the sum minus (P - 1) x 2 x vocab x hidden. `logits="all"`
     keeps the LM head at every position (scoring a prompt, training-style passes).
 
-    flops_per_token(c) is affine in c (weights, plus attention over c keys) until
-    a sliding window w caps some layers, then affine again; so the sum is taken
-    in closed form per piece, (b - a + 1) (f(a) + f(b)) / 2 over [a, b].
+    The sum is taken in closed form per layer (`ModelConfig.prefill_flops`): full
+    attention, sliding windows and chunked attention each sum their keys exactly.
     """
     model = _model(model)
     P = positive_int("prompt_tokens", prompt_tokens)
@@ -390,10 +388,18 @@ def prompt_flops(model, prompt_tokens, logits="last") -> float:
 
 
 def _sum_over_prompt(f, model: ModelConfig, prompt_tokens) -> float:
+    """sum_{i=1..P} f(i) for f = model.flops_per_token or model.attention_flops_per_token, exactly.
+
+    `ModelConfig.prefill_flops` / `prefill_attention_flops` sum each layer's keys in
+    closed form: full attention, a sliding window, or Llama 4's chunked attention
+    (whose keys fall back to 1 at every chunk start, so f is not piecewise affine).
+    """
     P = positive_int("prompt_tokens", prompt_tokens)
-    window = model.sliding_window if model.sliding_window_layers else None
-    cuts = [1] + ([window + 1] if window and window < P else []) + [P + 1]
-    return float(sum((b - a) * (f(a) + f(b - 1)) / 2 for a, b in pairwise(cuts)))
+    if f == model.attention_flops_per_token:
+        return float(model.prefill_attention_flops(P))
+    if f == model.flops_per_token:
+        return float(model.prefill_flops(P))
+    raise ValueError(f"f must be the model's flops_per_token or attention_flops_per_token, got {f!r}")
 
 
 def _weights_streamed(params) -> float:

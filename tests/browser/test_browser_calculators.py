@@ -156,3 +156,32 @@ def test_fuzzed_input_shows_a_message_and_recovers(watched, site_dir):
                         raise AssertionError(f"{name}.{field.name}: no recompute after restoring {field.default!r} from {bad!r} ({err})") from None
                     assert message.is_hidden(), f"{name}.{field.name}: message stays after a valid value"
         watched.assert_clean()
+
+
+def test_a_pasted_config_json_is_read_in_the_browser(watched, site_dir):
+    """A reader's own config.json pasted into the text area: the worker reads it as CPython does (family, counts,
+    KV per layer kind, defaulted fields); an unsupported class shows the inline message; clearing the text area
+    goes back to the selected shipped config."""
+    from chapter2.models import FAMILY_CONFIG_DIR
+
+    pages = _pages(site_dir)
+    pasted = (FAMILY_CONFIG_DIR / "SmolLM3-3B.json").read_text()
+    for name in ("kv_cache", "model_config"):
+        page = watched.goto(pages[name])
+        calc = page.locator(f'[data-calculator="{name}"]')
+        field = next(f for f in calculators.get(name).fields if f.name == "config_json")
+        for text, ok in ((pasted, True), ('{"architectures": ["FalconForCausalLM"]}', False), ("", True)):
+            before = int(calc.get_attribute("data-computed") or 0)
+            _set(calc, field, text)
+            _wait_computed(page, name, before, or_message=not ok)
+            want = json.loads(calculators.compute_json(name, json.dumps(_raw(calc))))
+            assert want["ok"] is ok, (name, text[:40])
+            if ok:
+                assert _normalise(_outputs(calc)) == _normalise(want["outputs"]), f"{name}: pasted {text[:40]!r}"
+                assert calc.locator("[data-calc-message]").is_hidden()
+                if text:
+                    assert "SmolLM3" in want["outputs"]["model_info"]
+            else:
+                assert calc.locator("[data-calc-message]").inner_text() == want["message"]
+                assert "'FalconForCausalLM'" in want["message"] and "not supported" in want["message"]
+        watched.assert_clean()

@@ -1,7 +1,9 @@
 """CDN mode, against a stand-in CDN on 127.0.0.1 (the real one is not reachable in tests).
 
 The site built with CHAPTER2_PYODIDE=cdn loads Pyodide from the CDN URL, checks
-every core file against the hash pinned at build time, and refuses a tampered one.
+every core file against the hash pinned at build time, refuses a tampered one,
+and runs exactly the bytes it checked: each file is fetched once (a CDN that
+answers a second request with other bytes changes nothing).
 """
 
 from __future__ import annotations
@@ -23,11 +25,32 @@ pytestmark = pytest.mark.browser
 
 
 class _CdnHandler(_Handler):
-    """A CDN answers cross-origin requests (jsDelivr sends Access-Control-Allow-Origin: *)."""
+    """A CDN answers cross-origin requests (jsDelivr sends Access-Control-Allow-Origin: *).
+
+    Every request is counted by file name (`hits`); with `two_faced` set, only the first request for a
+    file gets the real one, every later one gets other bytes (and nothing may be cached)."""
+
+    hits: dict[str, int] = {}
+    two_faced = False
 
     def end_headers(self):
         self.send_header("Access-Control-Allow-Origin", "*")
+        if _CdnHandler.two_faced:
+            self.send_header("Cache-Control", "no-store")
         super().end_headers()
+
+    def do_GET(self):
+        name = self.path.split("?")[0].rsplit("/", 1)[-1]
+        _CdnHandler.hits[name] = _CdnHandler.hits.get(name, 0) + 1
+        if _CdnHandler.two_faced and _CdnHandler.hits[name] > 1:
+            body = b"/* other bytes on a second request */ throw new Error('unverified bytes ran');"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/javascript")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
 
 
 def _serve(directory: Path, handler=_Handler):
@@ -41,7 +64,7 @@ def cdn_site(tmp_path_factory):
     cdn_root = tmp_path_factory.mktemp("cdn")
     full = cdn_root / "pyodide" / "v0.27.7" / "full"
     shutil.copytree(ROOT / "node_modules" / "pyodide", full)
-    wheel = next((ROOT / ".cache" / "pyodide").glob("numpy-*.whl"))
+    wheel = next((ROOT / "vendor" / "pyodide").glob("numpy-*.whl"))  # the official wheel, as on the CDN
     shutil.copy(wheel, full / wheel.name)
     cdn_server, cdn_url = _serve(cdn_root, _CdnHandler)
     site = tmp_path_factory.mktemp("cdn-site")
@@ -85,3 +108,20 @@ def test_cdn_mode_refuses_a_tampered_file(browser, cdn_site):
         context.close()
     finally:
         (full / "pyodide.asm.js").write_bytes(original)
+
+
+def test_cdn_mode_runs_the_bytes_it_verified_and_fetches_each_file_once(browser, cdn_site):
+    url, _ = cdn_site
+    _CdnHandler.hits.clear()
+    _CdnHandler.two_faced = True
+    try:
+        context, page, errors = _page(browser, url)
+        assert page.evaluate("() => window.chapter2.run('import numpy; int(numpy.arange(5).sum())')") == 10
+        assert not errors, errors
+        core = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl")
+        # one worker started (run()): it fetched every file once, with its hash, and ran those bytes; any
+        # second request would have got other bytes (the old runtime made one, for pyodide.asm.js)
+        assert {name: _CdnHandler.hits.get(name, 0) for name in core} == {name: 1 for name in core}, _CdnHandler.hits
+        context.close()
+    finally:
+        _CdnHandler.two_faced = False

@@ -54,6 +54,10 @@ def _outputs(calc):
     return {el.get_attribute("data-output"): el.inner_text() for el in calc.locator("[data-output]").all()}
 
 
+def _settle(page, name):
+    page.wait_for_function(f"() => !document.querySelector('[data-calculator={name}]').hasAttribute('aria-busy')")
+
+
 def test_calculator_defaults_are_build_time_values(watched):
     page = watched.goto("neural-networks/")
     for name in ("matmul_cost", "activations"):
@@ -77,10 +81,6 @@ def test_slider_recomputes_to_cpython_values(watched):
     assert _outputs(calc) == want
     assert want != calculators.compute("activations")
     watched.assert_clean()
-
-
-def _settle(page, name):
-    page.wait_for_function(f"() => !document.querySelector('[data-calculator={name}]').hasAttribute('aria-busy')")
 
 
 @pytest.mark.parametrize("field,bad", [("m", ""), ("m", "NaN"), ("k", "-5"), ("n", "1e12"), ("k", "abc"), ("m", "2.5")])
@@ -140,15 +140,84 @@ def test_runaway_code_is_stopped_and_the_next_run_works(watched):
     watched.assert_clean()
 
 
-def test_huge_allocation_fails_cleanly_and_the_next_run_works(watched):
+HUGE = "import numpy as np\\nx = [np.ones(100_000_000) for _ in range(40)]"
+
+
+def test_running_out_of_memory_is_told_apart_and_the_next_run_works_every_time(watched):
+    """40 arrays of 800 MB: far past what a wasm32 worker may hold. The run fails as out of memory (not as a
+    Python exception, not as a crash), the worker is replaced with fresh memory, and the next run works;
+    several times in a row (this once failed under load with an uncaught NoGilError from the old worker)."""
     page = watched.goto("neural-networks/")
     _ready(page)
-    message = page.evaluate("""() => window.chapter2.run('import numpy as np\\nx = [np.ones(100_000_000) for _ in range(40)]')
-        .then(() => 'resolved', e => e.name + ': ' + e.message)""")
-    assert message.startswith(("PythonError: MemoryError", "PythonError: numpy._core._exceptions._ArrayMemoryError",
-                               "TimeoutError")), message
-    assert page.evaluate("() => window.chapter2.run('2 + 2')") == 4
+    for _ in range(3):
+        message = page.evaluate(f"""() => window.chapter2.run('{HUGE}', {{timeoutMs: 120000}})
+            .then(() => 'resolved', e => e.name + ': ' + e.message)""")
+        assert message.startswith("OutOfMemoryError: this run needed more memory than the browser allows"), message
+        assert page.evaluate("() => window.chapter2.run('2 + 2')") == 4
+    assert page.evaluate("() => [window.chapter2.lanes.code.state, window.chapter2.lanes.code.crashes.length]") == ["ready", 0]
     watched.assert_clean()
+
+
+def test_a_snippet_cannot_change_what_a_calculator_computes(watched):
+    """Snippets (and run/exec) have their own worker: a reader's code that rebinds chapter2.activations.relu
+    changes that interpreter only, and the ReLU calculator keeps showing chapter2's own numbers."""
+    page = watched.goto("neural-networks/")
+    patched = page.evaluate("""() => window.chapter2.run('import numpy as np\\nimport chapter2.activations as a\\n'
+        + 'a.relu = lambda x: np.full_like(np.asarray(x, dtype=float), 42.0)\\nfloat(a.relu(np.array([-1.0]))[0])')""")
+    assert patched == 42.0  # the patch took, where the snippet runs
+    snip = page.locator('[data-snippet="collapse_linear"]')
+    snip.locator('[data-action="edit"]').click()
+    snip.locator("[data-snippet-source]").fill("import chapter2.activations as a\nimport numpy as np\n"
+                                                "a.relu = lambda x: np.asarray(x) * 0 + 42\nprint('patched', a.relu(-1.0))")
+    snip.locator('[data-action="run"]').click()
+    page.wait_for_function("() => /patched 42/.test(document.querySelector('[data-snippet=collapse_linear] [data-snippet-output]').textContent)",
+                           timeout=PY_READY_MS)
+    calc = page.locator('[data-calculator="activations"]')
+    calc.locator('input[name="x"]').fill("-2.3")
+    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=PY_READY_MS)
+    _settle(page, "activations")
+    want = calculators.compute("activations", {"x": "-2.3", "beta": "1"})
+    page.wait_for_function("(v) => document.querySelector('[data-calculator=activations] [data-output=gelu]').textContent === v", arg=want["gelu"])
+    assert _outputs(calc) == want
+    assert page.evaluate("() => window.chapter2.run('import chapter2.activations as a; float(a.relu(-1.0))')") == 42.0
+    watched.assert_clean()
+
+
+def test_a_long_snippet_never_delays_a_calculator(watched):
+    page = watched.goto("neural-networks/")
+    _ready(page)
+    page.evaluate("() => { window.__spin = window.chapter2.run('while True: pass', {timeoutMs: 0}).then(() => 'done', e => e.name); }")
+    page.wait_for_function("() => window.chapter2.lanes.code.current !== null")
+    calc = page.locator('[data-calculator="activations"]')
+    calc.locator('input[name="x"]').fill("0.7")
+    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=PY_READY_MS)
+    _settle(page, "activations")
+    assert _outputs(calc) == calculators.compute("activations", {"x": "0.7", "beta": "1"})
+    assert page.evaluate("() => window.chapter2.lanes.code.current !== null"), "the snippet still runs, in its own worker"
+    page.evaluate("() => window.chapter2.lanes.code.restart()")
+    assert page.evaluate("() => window.__spin") == "CrashError"
+    assert page.evaluate("() => window.chapter2.run('3 * 3')") == 9
+    watched.assert_clean()
+
+
+def test_a_blocked_download_says_so_and_try_again_works(watched):
+    blocked = "**/pyodide/pyodide.asm.wasm"
+    watched.page.route(blocked, lambda route: route.abort("blockedbyclient"))
+    page = watched.goto("neural-networks/")
+    calc = page.locator('[data-calculator="activations"]')
+    calc.locator('input[name="x"]').fill("1.5")
+    status = calc.locator("[data-calc-status]")
+    button = status.get_by_role("button", name="Try again")
+    button.wait_for(timeout=PY_READY_MS)
+    text = status.inner_text()
+    assert "could not download" in text and "pyodide.asm.wasm" in text and "offline, or blocked" in text, text
+    assert page.evaluate("() => window.chapter2.lanes.calc.state") == "failed"
+    watched.page.unroute(blocked)
+    button.click()
+    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=PY_READY_MS)
+    _settle(page, "activations")
+    assert _outputs(calc) == calculators.compute("activations", {"x": "1.5", "beta": "1"})
+    assert not watched.page_errors
 
 
 def test_runaway_snippet_shows_what_happened_and_the_next_run_works(watched):

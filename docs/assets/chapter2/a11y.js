@@ -1,10 +1,10 @@
 /* Keyboard access to scrollable boxes: a box that scrolls (a wide table in Material's wrapper, a
- * notebook's code cell or output) gets tabindex="0" so it can be focused and scrolled with the arrow
+ * notebook's code cell or output, an equation wider than the column) gets tabindex="0" so it can be focused and scrolled with the arrow
  * keys (axe rule scrollable-region-focusable), as Material already does for its own code blocks.
  * Rechecked when the window is resized, since what overflows depends on the width. */
 (function () {
   "use strict";
-  const SELECTOR = ".md-typeset__scrollwrap, .jupyter-wrapper pre";
+  const SELECTOR = ".md-typeset__scrollwrap, .jupyter-wrapper pre, .md-typeset div.arithmatex";
 
   function update() {
     for (const el of document.querySelectorAll(SELECTOR)) {

@@ -320,7 +320,9 @@
       let text;
       if (d.phase === "restart") text = `${d.error ? d.error.message : "Python stopped"}. Starting a fresh Python runtime…`;
       else if (d.phase === "download" || d.phase === "data") {
-        text = d.step === "starting" ? "Downloaded; starting Python…" : `Loading ${STEPS[d.step] || d.step}: ${mb(d.loaded)} of ${mb(d.total)} MB`;
+        const steps = (d.steps || [d.step]).filter((x) => x && x !== "starting").map((x) => STEPS[x] || x);
+        const what = steps.length > 1 ? `${steps.slice(0, -1).join(", ")} and ${steps[steps.length - 1]}` : steps[0];
+        text = what ? `Loading ${what}: ${mb(d.loaded)} of ${mb(d.total)} MB` : "Downloaded; starting Python…";
       } else if (d.phase === "install") text = "Installing numpy and chapter2…";
       else if (d.phase === "import") text = "Importing chapter2…";
       else text = "Loading Python…";
@@ -332,7 +334,7 @@
       bar.value = d.phase === "download" || d.phase === "data" ? Math.min(d.loaded || 0, d.total || 1) : (d.total || 1);
       bar.setAttribute("aria-label", "Loading Python");
       el.dataset.phase = d.phase || "";
-      el.dataset.step = d.step || "";
+      el.dataset.step = (d.steps || [d.step]).filter(Boolean).join(" ");
       el.replaceChildren(label, " ", bar);
       return true;
     }

@@ -9,7 +9,8 @@
  *      {gen, id, kind: "done", ok: true, value} | {gen, id, kind: "done", ok: false, error, traceback, oom, fatal}
  *
  * Files: every file is fetched once by this worker (all of a lane's files in parallel, counted for the
- * progress bar; in CDN mode with fetch's `integrity` check) and Pyodide is handed those same bytes:
+ * progress bar; with fetch's `integrity` check where the build pinned a sha256: CDN files, packages)
+ * and Pyodide is handed those same responses:
  * pyodide.js and pyodide.asm.js run from them (blob URLs), and fetch() is wrapped so that Pyodide's own
  * requests (the wasm, the standard library, the lock, the packages) are answered from them. Pyodide
  * sees one folder, config.base; where each file really comes from (the site, the CDN) is config.files.
@@ -33,8 +34,9 @@ class DownloadError extends Error {
   constructor(message) { super(message); this.name = "DownloadError"; }
 }
 
-const CONTENT_TYPES = { wasm: "application/wasm", js: "text/javascript", json: "application/json" };
 
+/** One file, fetched once, its Response handed on as it is (the wasm compiles while it streams in,
+ * natively); a clone of it is read here only to count bytes for the progress bar. */
 class Download {
   constructor(name, spec) {
     this.name = name;
@@ -43,80 +45,64 @@ class Download {
     this.integrity = spec.integrity || null;
     this.step = spec.step || "runtime";
     this.loaded = 0;
-    this.chunks = [];
     this.done = false;
     this.error = null;
-    this.waiters = [];
     this.finished = null;
+    this.resp = null;
+    this.listeners = [];
   }
 
-  start(onChunk) {
+  start(onProgress) {
+    if (onProgress) this.listeners.push(onProgress);
     if (this.finished) return this.finished;
-    this.finished = (async () => {
-      let response;
-      try {
-        response = await realFetch(this.url, this.integrity ? { integrity: this.integrity } : {});
-      } catch (err) {
+    const url = this.url;
+    const progress = () => this.listeners.forEach((fn) => fn());
+    this.resp = realFetch(url, this.integrity ? { integrity: this.integrity } : {}).then(
+      (r) => {
+        if (!r.ok) throw this.fail(`could not download ${url}: HTTP ${r.status} ${r.statusText}`.trim());
+        return r;
+      },
+      () => {
         throw this.fail(this.integrity
-          ? `integrity check failed for ${this.url}: it could not be downloaded (offline or blocked?), or its sha256 differs from the hash pinned when the site was built`
-          : `could not download ${this.url}: ${err.message || err} (offline, or blocked?)`);
-      }
-      if (!response.ok) throw this.fail(`could not download ${this.url}: HTTP ${response.status} ${response.statusText}`.trim());
-      const reader = response.body.getReader();
+          ? `integrity check failed for ${url}: it could not be downloaded (offline or blocked?), or its sha256 differs from the hash pinned when the site was built`
+          : `could not download ${url} (offline, or blocked?)`);
+      });
+    this.resp.catch(() => {});
+    this.finished = this.resp.then(async (r) => {
+      const reader = r.clone().body.getReader();
       for (;;) {
         let part;
         try {
           part = await reader.read();
         } catch (err) {
-          throw this.fail(`the download of ${this.url} broke off: ${err.message || err} (offline?)`);
+          throw this.fail(`the download of ${url} broke off (offline?)`);
         }
         if (part.done) break;
-        this.chunks.push(part.value);
         this.loaded += part.value.length;
-        this.wake();
-        if (onChunk) onChunk();
+        progress();
       }
       this.done = true;
-      this.wake();
-      if (onChunk) onChunk();
-    })();
+      progress();
+    });
     this.finished.catch(() => {});
     return this.finished;
   }
 
   fail(message) {
-    this.error = new DownloadError(message);
-    this.wake();
+    this.error = this.error || new DownloadError(message);
     return this.error;
   }
 
-  wake() { this.waiters.splice(0).forEach((fn) => fn()); }
-
-  /** A Response that streams the bytes as they arrive (so the wasm compiles while it downloads). */
   response() {
     this.start();
-    let i = 0;
-    const body = new ReadableStream({
-      pull: async (controller) => {
-        while (i >= this.chunks.length && !this.done && !this.error) await new Promise((r) => this.waiters.push(r));
-        if (i < this.chunks.length) controller.enqueue(this.chunks[i++]);
-        else if (this.error) controller.error(this.error);
-        else controller.close();
-      },
-    });
-    const ext = this.name.split(".").pop();
-    return new Response(body, { headers: { "Content-Type": CONTENT_TYPES[ext] || "application/octet-stream" } });
+    if (this.used) return this.resp.then((r) => r.clone());
+    this.used = true;
+    return this.resp;
   }
 
-  async bytes() {
-    await this.start();
-    const out = new Uint8Array(this.loaded);
-    let at = 0;
-    for (const c of this.chunks) { out.set(c, at); at += c.length; }
-    return out;
-  }
+  async bytes() { return new Uint8Array(await (await this.response()).arrayBuffer()); }
 
-  release() { this.chunks = []; this.released = true; }
+  release() { this.released = true; }
 }
 
 const downloads = new Map();  // virtual URL (config.base + name) -> Download
@@ -136,13 +122,15 @@ function download(name) {
 self.fetch = (input, init) => {
   const url = typeof input === "string" ? input : (input && input.url) || String(input);
   const d = downloads.get(url);
-  if (d && !d.error && !d.released && (!init || !init.integrity || init.integrity === d.integrity)) return Promise.resolve(d.response());
+  if (d && !d.error && !d.released && (!init || !init.integrity || init.integrity === d.integrity)) return d.response();
   return realFetch(input, init);
 };
 
-/** Start every download of `names` now; report progress as one step (the largest not yet finished). */
-function fetchAll(names, phase) {
-  const list = names.map(download);
+/** Download `groups` of files, one group after the other (the Python runtime first: Python starts while
+ * the packages still download), reporting progress over all of them: bytes so far, of the total, and
+ * which steps are still loading. `failed` rejects at the first download that fails. */
+function fetchAll(groups, phase) {
+  const list = groups.flat().map(download);
   const total = list.reduce((s, d) => s + d.size, 0);
   let last = 0;
   const report = (force) => {
@@ -150,13 +138,23 @@ function fetchAll(names, phase) {
     if (!force && now - last < 100) return;
     last = now;
     const loaded = list.reduce((s, d) => s + (d.done ? d.size || d.loaded : Math.min(d.loaded, d.size || d.loaded)), 0);
-    const open = list.filter((d) => !d.done).sort((a, b) => (b.size - b.loaded) - (a.size - a.loaded));
-    post({ kind: "progress", phase, step: open.length ? open[0].step : "starting", loaded, total });
+    const steps = [...new Set(list.filter((d) => !d.done).map((d) => d.step))];
+    post({ kind: "progress", phase, steps, step: steps[0] || "starting", loaded, total });
   };
+  let fail;
+  const failed = new Promise((_, reject) => { fail = reject; });
+  failed.catch(() => {});
   report(true);
-  const all = Promise.all(list.map((d) => d.start(() => report(false)))).then(() => report(true));
+  const all = (async () => {
+    for (const names of groups) {
+      const started = names.map((n) => download(n).start(() => report(false)));
+      started.forEach((p) => p.catch(fail));
+      await Promise.all(started);
+    }
+    report(true);
+  })();
   all.catch(() => {});
-  return { list, all };
+  return { list, all, failed };
 }
 
 async function scriptFrom(name) {
@@ -232,10 +230,8 @@ async function init(c) {
   mark("init");
   const core = cfg.core;
   const packageFiles = cfg.lanePackages.map((p) => cfg.packages[p]);
-  const { list, all } = fetchAll([core.loader, core.asm, core.wasm, core.stdlib, core.lock, ...packageFiles], "download");
   // A failed download fails the boot at once (Pyodide itself would wait forever for a wasm that never compiles).
-  const failed = new Promise((_, reject) => list.forEach((d) => d.start().catch(reject)));
-  failed.catch(() => {});
+  const { list, all, failed } = fetchAll([[core.loader, core.asm, core.wasm, core.stdlib, core.lock], packageFiles], "download");
   all.then(() => mark("downloaded"), () => {});
   const boot = (async () => {
     await scriptFrom(core.loader);
@@ -244,7 +240,6 @@ async function init(c) {
     pyodide = await loadPyodide({
       indexURL: cfg.base, stdLibURL: cfg.base + core.stdlib, lockFileURL: cfg.base + core.lock,
       fullStdLib: false, stdout: () => {}, stderr: (s) => console.warn(s),
-      fsInit: async (FS, info) => { sitePackages = info.sitePackages; },
     });
     mark("python");
     post({ kind: "progress", phase: "install", step: "numpy", loaded: 1, total: 1 });
@@ -266,63 +261,25 @@ async function init(c) {
   return versions;
 }
 
-// Packages are installed here rather than by pyodide.loadPackage: their bytes were already checked (fetch
-// with the lock's sha256 as `integrity`), and unpacking with the browser's own inflate takes a fraction of
-// the time Pyodide's Python unzip does. Extension modules (.so) load when Python first imports them.
+// Pyodide installs the packages from the bytes fetched above (its fetch with the lock's sha256 as
+// `integrity` is answered by the Download fetched with that same integrity value).
 const installed = new Set();
-let sitePackages = "/lib/python3.12/site-packages";
-
-async function inflate(data) {
-  const stream = new Blob([data]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-async function unzipInto(bytes, target) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let end = -1;
-  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 0xffff); i--) {
-    if (view.getUint32(i, true) === 0x06054b50) { end = i; break; }
-  }
-  if (end < 0) throw new Error("not a zip archive");
-  const names = new TextDecoder();
-  const entries = [];
-  for (let n = 0, p = view.getUint32(end + 16, true); n < view.getUint16(end + 10, true); n++) {
-    if (view.getUint32(p, true) !== 0x02014b50) throw new Error("damaged zip archive");
-    const method = view.getUint16(p + 10, true);
-    const size = view.getUint32(p + 20, true);
-    const nameLen = view.getUint16(p + 28, true);
-    const local = view.getUint32(p + 42, true);
-    const name = names.decode(bytes.subarray(p + 46, p + 46 + nameLen));
-    p += 46 + nameLen + view.getUint16(p + 30, true) + view.getUint16(p + 32, true);
-    if (name.endsWith("/")) continue;
-    if (name.startsWith("/") || name.split("/").includes("..")) throw new Error(`unsafe path in archive: ${name}`);
-    const start = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
-    if (method !== 0 && method !== 8) throw new Error(`unsupported compression in archive: ${name}`);
-    entries.push({ name, method, data: bytes.subarray(start, start + size) });
-  }
-  const files = await Promise.all(entries.map(async (e) => [e.name, e.method === 8 ? await inflate(e.data) : e.data]));
-  const FS = pyodide.FS;
-  for (const [name, data] of files) {
-    const path = `${target}/${name}`;
-    FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
-    FS.writeFile(path, data);
-  }
-}
 
 async function loadPackages(names) {
-  for (const name of names) {
-    if (installed.has(name)) continue;
-    await unzipInto(await download(cfg.packages[name]).bytes(), sitePackages);
-    installed.add(name);
+  const problems = [];
+  await pyodide.loadPackage(names, { checkIntegrity: true, messageCallback: () => {}, errorCallback: (m) => problems.push(m) });
+  const missing = names.filter((n) => !(n in pyodide.loadedPackages));
+  if (missing.length) {
+    const d = [...downloads.values()].find((x) => x.error);
+    if (d) throw d.error;
+    throw new Error(`could not install ${missing.join(", ")}: ${problems.join("; ") || "unknown error"}`);
   }
-  pyodide.runPython("import importlib; importlib.invalidate_caches()");
+  names.forEach((n) => installed.add(n));
 }
 
 async function loadOnDemand(pkg) {
   if (installed.has(pkg)) return;
-  const { list } = fetchAll([cfg.packages[pkg]], "data");
-  const failed = new Promise((_, reject) => list.forEach((d) => d.start().catch(reject)));
-  failed.catch(() => {});
+  const { list, failed } = fetchAll([[cfg.packages[pkg]]], "data");
   await Promise.race([loadPackages([pkg]), failed]);
   list.forEach((d) => d.release());
 }

@@ -14,4 +14,5 @@ for _module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     if not _module.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["REGISTRY", "Action", "Calculator", "Field", "FieldError", "Output", "calculator", "compute", "compute_json", "get", "render_chart"]
+__all__ = ["REGISTRY", "Action", "Calculator", "Field", "FieldError", "Output", "calculator", "compute", "compute_json", "get",
+           "render_chart"]

@@ -11,6 +11,7 @@ import math
 from .. import hardware, models, roofline
 from ..format import nbytes, number, si, sig
 from . import _charts
+from ._models import model_fields, model_summary, pick_model
 from ._registry import Field, Output, calculator
 
 GPU_OPTIONS = tuple((key, gpu.name) for key, gpu in hardware.GPUS.items()) + (
@@ -132,7 +133,7 @@ def ops_per_byte_calc(gpu, custom_tflops, custom_tb_s, dtype):
     "roofline",
     title="Prefill, decode and attention on the roofline",
     fields=[
-        Field("model", "Model", "Llama-3.1-8B", kind="select", options=MODEL_OPTIONS),
+        *model_fields(label="Model", options=MODEL_OPTIONS),
         *gpu_fields(),
         Field("dtype", "Weights and math", "fp16", kind="select", options=TENSOR_DTYPES),
         Field("n_gpus", "GPUs (ideal tensor parallel)", 1, min=1, max=64, integer=True),
@@ -154,10 +155,12 @@ def ops_per_byte_calc(gpu, custom_tflops, custom_tb_s, dtype):
         Output("attention", "Attention alone (prompt length N, head dim d, unfused vs FlashAttention)"),
         Output("critical", "Decode turns compute bound at"),
         Output("memory", "Memory for weights + KV cache"),
+        Output("model_info", "Model read"),
     ],
 )
-def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt, logits, context, batch, head_dim):
-    config = models.load_config(model)
+def roofline_calc(model, config_json, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt, logits, context, batch,
+                  head_dim):
+    config = pick_model(model, config_json, MODEL_OPTIONS)
     g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
     pre = roofline.prefill(config, prompt, gpu=g, dtype=dtype, n_gpus=n_gpus, logits=logits)
     dec = roofline.decode(config, context, batch=batch, gpu=g, dtype=dtype, n_gpus=n_gpus)
@@ -189,6 +192,7 @@ def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt,
                       f"FlashAttention {plain(flash.intensity)} ({roofline.bound(flash.intensity, g, dtype)} bound)"),
         "critical": _critical_line(config, context, g, dtype),
         "memory": f"{nbytes(dec.memory_needed)} at decode; {fits} in {n_gpus} × {g.memory_gb:g} GB",
+        "model_info": model_summary(config),
     }
 
 
@@ -197,7 +201,7 @@ def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt,
     title="Batching raises decode's intensity",
     fields=[
         Field("batch", "Decode batch size", 1, kind="range", min=1, max=1024, step=1, integer=True),
-        Field("model", "Model", "Llama-3.1-8B", kind="select", options=MODEL_OPTIONS),
+        *model_fields(label="Model", options=MODEL_OPTIONS),
         Field("context", "Context per sequence (tokens)", 4096, min=1, max=1_000_000, integer=True),
         *gpu_fields(),
         Field("dtype", "Weights and math", "fp16", kind="select", options=TENSOR_DTYPES),
@@ -214,10 +218,11 @@ def roofline_calc(model, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt,
         Output("throughput", "Tokens per second"),
         Output("critical", "Compute bound from"),
         Output("memory", "Memory for weights + KV cache"),
+        Output("model_info", "Model read"),
     ],
 )
-def decode_batching_calc(batch, model, context, gpu, custom_tflops, custom_tb_s, dtype):
-    config = models.load_config(model)
+def decode_batching_calc(batch, model, config_json, context, gpu, custom_tflops, custom_tb_s, dtype):
+    config = pick_model(model, config_json, MODEL_OPTIONS)
     g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
     dec = roofline.decode(config, context, batch=batch, gpu=g, dtype=dtype)
     return {
@@ -237,4 +242,5 @@ def decode_batching_calc(batch, model, context, gpu, custom_tflops, custom_tb_s,
         "throughput": f"{plain(1 / dec.time)} per sequence, {plain(dec.tokens_per_s)} for the batch",
         "critical": _critical_line(config, context, g, dtype),
         "memory": f"{nbytes(dec.memory_needed)} ({'fits' if dec.fits else 'does NOT fit'} in {g.memory_gb:g} GB)",
+        "model_info": model_summary(config),
     }

@@ -3,27 +3,38 @@
 Uniform routing: each token picks k distinct experts out of E, so a batch of T
 tokens touches E (1 - (1 - k/E)^T) experts per layer on average
 (`chapter2.moe.expected_experts_touched`). Compute per token stays at k/E of
-running every expert; weight traffic climbs towards all experts.
+running every expert; weight traffic climbs towards all experts. E and k come
+from the fields, or from a mixture-of-experts config.json: a shipped one or one
+the reader pastes (`_models.pick_model`).
 """
 
 from __future__ import annotations
 
 from .. import moe
+from ..models import load_config
 from . import _charts
+from ._models import MODEL_OPTIONS, model_fields, pick_model
 from ._registry import Field, FieldError, Output, calculator
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+CUSTOM = "custom"
+MOE_OPTIONS = ((CUSTOM, "E and k typed below"),) + tuple(
+    (name, label) for name, label in MODEL_OPTIONS if load_config(name).is_moe)
 
 
 @calculator(
     "moe_coverage",
     title="MoE: experts touched by a decode batch",
     fields=[
-        Field("n_experts", "Experts per layer (E)", moe.QWEN3_235B_A22B.n_experts, min=1, max=4096, integer=True),
-        Field("k", "Experts per token (k)", moe.QWEN3_235B_A22B.k, min=1, max=4096, integer=True),
+        *model_fields(default=CUSTOM, label="E and k from", options=MOE_OPTIONS),
+        Field("n_experts", "Experts per layer (E)", moe.QWEN3_235B_A22B.n_experts, min=1, max=4096, integer=True,
+              help="used when E and k come from the fields"),
+        Field("k", "Experts per token (k)", moe.QWEN3_235B_A22B.k, min=1, max=4096, integer=True,
+              help="used when E and k come from the fields"),
         Field("n_tokens", "Tokens in the batch (T)", 64, min=1, max=1e7, integer=True),
     ],
     outputs=[
+        Output("source", "Experts per layer (E) and per token (k)"),
         Output("touched", "Experts touched per layer (expected)"),
         Output("weights_loaded", "Share of expert weights loaded"),
         Output("compute_share", "Share of expert FLOPs per token"),
@@ -32,8 +43,19 @@ BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
         Output("chart", "Share of experts touched against the batch, marked at T", kind="chart", chart=_charts.MOE),
     ],
 )
-def moe_coverage_calc(n_experts, k, n_tokens):
-    """Defaults are Qwen3-235B-A22B: 8 of 128 experts in each of its 94 layers."""
+def moe_coverage_calc(model, config_json, n_experts, k, n_tokens):
+    """Defaults are Qwen3-235B-A22B's E and k: 8 of 128 experts in each of its 94 layers."""
+    if config_json.strip() or model != CUSTOM:
+        c = pick_model(model, config_json, options=MOE_OPTIONS[1:])
+        if not c.is_moe:
+            raise FieldError("config_json" if config_json.strip() else "model",
+                             f"{c.name} ({c.family_label}) is a dense model: every token uses the whole MLP")
+        n_experts, k = c.num_experts, c.num_experts_per_tok
+        source = (f"{c.name}: E = {n_experts}, k = {k} (in {len(c.moe_layers)} of its {c.num_hidden_layers} layers"
+                  + (f", plus {c.shared_expert_intermediate_size:,} units of shared expert MLP that every token uses"
+                     if c.shared_expert_intermediate_size else "") + ")")
+    else:
+        source = f"typed: E = {n_experts}, k = {k}"
     if k > n_experts:
         raise FieldError("k", f"Experts per token (k): must be at most E = {n_experts}, got {k}")
     touched = moe.expected_experts_touched(n_experts, k, n_tokens)
@@ -42,6 +64,7 @@ def moe_coverage_calc(n_experts, k, n_tokens):
     else:
         coverage = f"{moe.tokens_for_coverage(n_experts, k, 0.9):,} / {moe.tokens_for_coverage(n_experts, k, 0.99):,} tokens"
     return {
+        "source": source,
         "touched": f"{touched:.1f} of {n_experts}",
         "weights_loaded": f"{100 * touched / n_experts:.1f} %",
         "compute_share": f"{100 * k / n_experts:.2f} % (k / E = {k} / {n_experts})",

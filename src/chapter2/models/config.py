@@ -310,6 +310,9 @@ _SUPPORTED_TEXT = ", ".join(f.label for f in FAMILIES)
 
 def family_of(architecture: str) -> Family | None:
     """The supported `Family` of an architecture class name, or None."""
+    if not isinstance(architecture, str):
+        raise TypeError(f"architecture must be a class name string such as 'LlamaForCausalLM', "
+                        f"got {type(architecture).__name__}")
     return _BY_CLASS.get(architecture)
 
 
@@ -342,6 +345,16 @@ class ParamCount:
     def non_embedding(self) -> int:
         """Total minus the input embedding and the separate LM head."""
         return self.total - self.embedding - self.lm_head
+
+    @property
+    def active_without_lookup(self) -> int:
+        """`active` minus the input embedding table, of which a token reads one row.
+
+        The convention of DeepSeek's and OpenAI's published "activated" counts
+        (DeepSeek-V3 37B, gpt-oss-120b 5.13B): the LM head counts, the lookup
+        table does not. A tied table is the LM head too, so it still counts once.
+        """
+        return self.active - (self.embedding if self.lm_head else 0)
 
 
 @dataclass(frozen=True)
@@ -742,8 +755,11 @@ class ModelConfig:
           into the output, so each head scores against the cached latent and RoPE
           key (d_qk = kv_lora_rank + qk_rope_head_dim = 576 for DeepSeek-V3) and
           sums latents (d_v = kv_lora_rank = 512): 2 H (576 + 512) per key.
-        - "expanded": keys and values decompressed per head (transformers' eager
-          code, and engines' prefill): d_qk = qk_nope + qk_rope = 192, d_v = 128.
+        - "expanded": keys and values decompressed per head, as engines run
+          prefill (and as transformers 5 attends, after expanding its cached
+          latent with kv_b_proj at every step): d_qk = qk_nope + qk_rope = 192,
+          d_v = 128, so 2 H (192 + 128) per key, 3.4x fewer FLOPs per key than
+          absorbed, but the keys and values read are 71x larger than the latent.
 
         The folded matrices cost the same per token either way (2 x the kv_b_proj
         weights), so they sit in `params().matmul_active`, not here.

@@ -29,9 +29,9 @@ from collections.abc import Callable
 
 from ..format import show
 
-# The section modules, in chapter order. `summary`-type content (map, cards) comes last.
+# The section modules, in chapter order. `summary`-type content (notation, map, cards) comes last.
 SECTIONS = ("neural_networks", "llm_inference", "image_generation", "bottlenecks", "attention",
-            "chapter_map", "recall")
+            "notation", "chapter_map", "recall")
 
 FACT_REF = re.compile(r"\{\{\s*fact:\s*([\w.]+)\s*\}\}")
 """How a page, a card or a map leaf names a fact: `{{ fact: SECTION.NAME }}`."""

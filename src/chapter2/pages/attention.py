@@ -14,6 +14,7 @@ from .. import attention, bench_results, hardware, roofline, ssm
 from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
 from ..models import load_config
 from . import Card, Leaf, fact
+from .notation import operands, step_name
 
 PAGE = "attention.md"
 TITLE = "2.5 Optimizing attention"
@@ -143,6 +144,145 @@ def llama_8b_decode_programs_unsplit() -> Int:
     return Int(1 * load_config(LLAMA).num_key_value_heads)
 
 
+# --------------------------------------------------------------------------- the memory hierarchy
+
+H100 = "H100-SXM"
+A100 = "A100-SXM"
+KIB, MIB = hardware.KIB, hardware.MIB
+
+
+def _binary(nbytes: float) -> Num:
+    """An on-chip size in the binary units vendors mean by KB and MB: KiB below 1 MiB, MiB above (3 digits)."""
+    if nbytes < MIB:
+        return Num(nbytes / KIB, 3, "KiB")
+    return Num(nbytes / MIB, 3, "MiB")
+
+
+_NOT_PUBLISHED = "–"
+
+
+def _on_chip_source_label(url: str) -> str:
+    """A short name for an on-chip figure's source."""
+    if "arxiv.org" in url:
+        return "FlashAttention paper"
+    if "rocm.docs.amd.com" in url:
+        return "ROCm specs"
+    if "tuning-guide" in url:
+        return "tuning guide"
+    if "programming-guide" in url:
+        return "CUDA guide"
+    return "whitepaper"
+
+
+@fact
+def memory_hierarchy_table() -> Table:
+    """Every catalog GPU's memory hierarchy: SMs (AMD: compute units), the most shared memory per SM (AMD: LDS
+    per CU) and all SMs together, the L2 cache (and MI300X's L3), HBM capacity and bandwidth, and on-chip SRAM
+    bandwidth where a source estimates it; "–" where the catalog's documents publish no figure (gpus.json
+    `on_chip.not_published` says why), and links to the sources of the on-chip figures."""
+    rows = []
+    for g in hardware.GPUS.values():
+        chip = g.on_chip
+        amd = g.vendor == "AMD"
+        sms = _NOT_PUBLISHED if chip.sms is None else f"{Int(chip.sms)}" + (" CUs" if amd else "")
+        per_sm = _NOT_PUBLISHED if chip.shared_memory_per_sm is None else \
+            f"{_binary(chip.shared_memory_per_sm)}" + (" (LDS)" if amd else "")
+        total = chip.shared_memory_total
+        l2 = _NOT_PUBLISHED if chip.l2_bytes is None else str(_binary(chip.l2_bytes))
+        if chip.l3_bytes is not None:
+            l2 += f" (+ {_binary(chip.l3_bytes)} L3)"
+        sram = _NOT_PUBLISHED if chip.sram_bandwidth is None else f"about {Num(chip.sram_bandwidth / hardware.TERA, 2)} TB/s"
+        links = ", ".join(f"[{_on_chip_source_label(u)}]({u})" for u in dict.fromkeys(chip.sources.values()))
+        rows.append((Text(g.name), Text(sms), Text(per_sm), Text(_NOT_PUBLISHED if total is None else str(_binary(total))),
+                     Text(l2), Num(g.memory_gb, 4, "GB"), Num(g.bandwidth_tb_s, 4, "TB/s"), Text(sram),
+                     Text(links or _NOT_PUBLISHED)))
+    return Table(("GPU", "SMs", "Shared memory per SM", "All SMs", "L2 cache", "HBM", "HBM bandwidth",
+                  "SRAM bandwidth", "On-chip sources"), tuple(rows), align="lrrrrrrrl")
+
+
+@fact
+def h100_sms() -> Int:
+    """Streaming multiprocessors of the H100 SXM (gpus.json on_chip, H100 whitepaper: 132)."""
+    return Int(hardware.GPUS[H100].on_chip.sms)
+
+
+@fact
+def h100_shared_memory_per_sm() -> Num:
+    """The most shared memory one H100 SM gives its programs: 228 KiB (Hopper tuning guide)."""
+    return _binary(hardware.GPUS[H100].on_chip.shared_memory_per_sm)
+
+
+@fact
+def h100_shared_memory_total() -> Num:
+    """Shared memory of all 132 H100 SMs together: 132 x 228 KiB, in MiB."""
+    return _binary(hardware.GPUS[H100].on_chip.shared_memory_total)
+
+
+@fact
+def h100_l2() -> Num:
+    """The H100 SXM's L2 cache, shared by all SMs: 50 MiB (H100 whitepaper)."""
+    return _binary(hardware.GPUS[H100].on_chip.l2_bytes)
+
+
+@fact
+def h100_memory_gb() -> Num:
+    """The H100 SXM's HBM capacity in GB (gpus.json: 80)."""
+    return Num(hardware.GPUS[H100].memory_gb, 3)
+
+
+@fact
+def h100_hbm_over_shared_memory() -> Num:
+    """How many times more bytes the H100's 80 GB of HBM holds than all its SMs' shared memory, rounded to two
+    significant digits (the 80 GB is a nominal figure): about 2,600."""
+    g = hardware.GPUS[H100]
+    ratio = g.memory_bytes / g.on_chip.shared_memory_total
+    return Num(float(f"{ratio:.2g}"))
+
+
+def _tile_bytes() -> int:
+    """One TILE x FLASH_D tile of FP16 numbers: a block of queries, keys or values."""
+    return TILE * FLASH_D * 2
+
+
+@fact
+def flash_tile_bytes() -> Num:
+    """One 128 x 128 tile of FP16 numbers (a block of 128 queries, keys or values of head dimension 128): 32 KiB."""
+    return _binary(_tile_bytes())
+
+
+@fact
+def flash_three_tiles_bytes() -> Num:
+    """A block of queries plus one tile of keys and one of values, FP16: the inputs one program holds at once."""
+    return _binary(3 * _tile_bytes())
+
+
+@fact
+def one_head_scores_binary() -> Num:
+    """The N x N scores of one head at N = 4,096 in FP16, in MiB (the same bytes as `standard_scores_bytes`)."""
+    return _binary(FLASH_N * FLASH_N * 2)
+
+
+@fact
+def a100_sram_bandwidth_tb_s() -> Num:
+    """The A100's on-chip SRAM bandwidth as the FlashAttention paper estimates it, about 19 TB/s (arXiv:2205.14135,
+    section 2.1; gpus.json on_chip): vendors publish no on-chip bandwidth."""
+    return Num(hardware.GPUS[A100].on_chip.sram_bandwidth / hardware.TERA, 2)
+
+
+@fact
+def a100_hbm_bandwidth_tb_s() -> Num:
+    """The A100 80GB SXM's HBM bandwidth in TB/s (gpus.json, A100 datasheet: 2.039)."""
+    return Num(hardware.GPUS[A100].bandwidth_tb_s, 4)
+
+
+@fact
+def a100_sram_over_hbm() -> Times:
+    """How many times the A100's HBM bandwidth its SRAM reaches by that estimate, one significant digit (the
+    19 TB/s is itself "around")."""
+    g = hardware.GPUS[A100]
+    return Times(g.on_chip.sram_bandwidth / g.bandwidth, 1)
+
+
 # --------------------------------------------------------------------------- FlashAttention
 
 
@@ -197,7 +337,7 @@ def flash_attention_steps_table() -> Table:
 
     rows = []
     for s in cost.steps:
-        rows.append((Text(s.name), Text(s.reads), Text(s.writes),
+        rows.append((Text(step_name(s.name)), Text(operands(s.reads)), Text(operands(s.writes)),
                      formula(s.elements_formula, s.read_elements + s.write_elements),
                      Int(s.bytes), formula(s.ops_formula, s.ops)))
     rows.append((Text("**Total**"), Text(""), Text(""), Text(""),
@@ -633,10 +773,12 @@ def goal_window_speedup() -> Times:
 # --------------------------------------------------------------------------- map and recall
 
 LEAVES = (
-    Leaf("FlashAttention: exact result, tiles in on-chip SRAM, no N×N matrix in GPU memory", "flashattention"),
+    Leaf("FlashAttention: exact result, tiles in on-chip SRAM, no N×N matrix in GPU memory", "flashattention",
+         idea="attention cost"),
     Leaf("Decode attention stays memory bound at any batch; flash-decoding adds parallelism, not intensity",
-         "decode-attention-stays-memory-bound"),
-    Leaf("Sliding window: N·w instead of N²", "sliding-window-attention"),
+         "decode-attention-stays-memory-bound", idea="decode"),
+    Leaf("Sliding window: N·w instead of N², and a KV cache capped at w tokens", "sliding-window-attention",
+         idea="attention cost"),
     Leaf("State-space layers: fixed-size state, linear time; a hybrid's few attention layers still cost N² in prefill",
          "state-space-models-and-hybrids"),
 )
@@ -645,12 +787,22 @@ CARDS = (
     Card("att-flash", "flashattention",
          "What does FlashAttention change, and what stays the same?",
          """The result stays the same (exact, up to rounding), and so do the matmul and softmax operations, plus a
-         small rescaling cost; the tiles of S and P live in on-chip SRAM and never reach GPU memory, so only
+         small rescaling cost; the tiles of the scores S and the attention weights A live in on-chip SRAM and never
+         reach GPU memory, so only
          Q, K, V and O move (`8Nd` bytes in FP16, counting each read once). In the prefill-shaped example
          N = {{ fact: attention.flash_example_seq_len }}, d = {{ fact: attention.flash_example_head_dim }}
          the intensity rises from
          {{ fact: attention.standard_attention_intensity }} to {{ fact: attention.flash_attention_intensity }}
          operations per byte."""),
+    Card("att-memory", "the-gpus-memory-hierarchy",
+         "Where does FlashAttention keep its tiles, and why is that worth it?",
+         """In shared memory, the on-chip SRAM of each SM: up to
+         {{ fact: attention.h100_shared_memory_per_sm }} per SM on an H100,
+         {{ fact: attention.h100_shared_memory_total }} over all its SMs, against
+         {{ fact: attention.h100_memory_gb }} GB of HBM. It is tiny but fast: the FlashAttention paper estimates
+         the A100's at about {{ fact: attention.a100_sram_bandwidth_tb_s }} TB/s, some
+         {{ fact: attention.a100_sram_over_hbm }} its HBM bandwidth, so work that stays in it skips the slow
+         trips to HBM."""),
     Card("att-decode", "decode-attention-stays-memory-bound",
          "Does FlashAttention make decode attention compute bound?",
          """No. In decode each sequence brings one new query per head and reads its own KV cache, so each byte

@@ -18,6 +18,7 @@ from .._checks import DTYPE_BYTES
 from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
 from ..models import load_config
 from . import Card, Leaf, fact
+from .notation import operands, step_name
 
 PAGE = "bottlenecks.md"
 TITLE = "2.4 Bottlenecks"
@@ -406,10 +407,10 @@ def _attention() -> roofline.AttentionCost:
 def attention_steps_table() -> Table:
     """Standard attention for one head, N = 4096, d = 128, FP16, step by step: what each step reads and
     writes, the elements and bytes it moves and the operations it does, with a total row
-    (`roofline.attention_intensity` steps)."""
+    (`roofline.attention_intensity` steps; the softmax output written A, the chapter's notation)."""
     cost = _attention()
     rows = [
-        (Text(s.name), Text(s.reads), Text(s.writes),
+        (Text(step_name(s.name)), Text(operands(s.reads)), Text(operands(s.writes)),
          Text(f"{s.elements_formula} = {s.read_elements + s.write_elements:,}"),
          Int(s.bytes), Text(f"{s.ops_formula} = {s.ops:,}"))
         for s in cost.steps
@@ -511,9 +512,12 @@ def denoiser_min_intensity_over_ridge() -> Num:
 
 
 LEAVES = (
-    Leaf("Ops:byte of the GPU vs arithmetic intensity", "241-opsbyte-and-arithmetic-intensity"),
+    Leaf("Ops:byte of the GPU vs arithmetic intensity", "241-opsbyte-and-arithmetic-intensity",
+         idea="arithmetic intensity"),
     Leaf("Prefill is compute bound (from about {{ fact: bottlenecks.llama_8b_prefill_crossover_tokens }} tokens "
-         "on an H100), decode memory bound", "242-llm-bottlenecks"),
+         "on an H100) and sets the time to first token", "242-llm-bottlenecks", idea="prefill"),
+    Leaf("Decode is memory bound and sets tokens per second: count its bytes", "242-llm-bottlenecks",
+         idea="decode"),
     Leaf("Image and video passes are compute bound, like prefill", "243-image-bottlenecks"),
 )
 

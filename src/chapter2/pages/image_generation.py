@@ -6,9 +6,10 @@ step counts the chapter gives as rules of thumb from `diffusion.TYPICAL_STEPS`,
 `FEW_STEP_MAX_STEPS` and `FEW_STEP_SPEEDUP`; what each denoiser predicts from
 `DiffusionModel.objective`; published parameter counts of other image and video
 models from `diffusion.PUBLISHED_SIZES`. Times are `diffusion.pipeline_cost`
-lower bounds at the peak throughput of the GPU below (BF16); bytes count the
-weights only, as `chapter2.roofline` counts LLM passes (no activations, and a
-denoiser keeps no KV cache).
+lower bounds at the peak throughput of the GPU below (BF16); bytes follow the
+chapter's byte convention of `chapter2.roofline`: the weights read once and the
+activations (each block's input and output, and the predicted latent) moved
+once; a denoiser keeps no KV cache.
 """
 
 from __future__ import annotations
@@ -222,7 +223,8 @@ def latent_table() -> Table:
         tokens = Int(m.tokens()) if m.architecture != "UNet" else Text("n/a (UNet)")
         rows.append((Text(m.name), Text(output), Int(3 * w * h * m.default_frames),
                      Text(f"({m.latent_channels}, {t}, {lh}, {lw})"), Int(m.latent_channels * t * lh * lw), tokens))
-    return Table(("Model", "Output", "Pixel values", "Latent shape (C, T, H, W)", "Latent values", "Tokens"),
+    return Table(("Model", "Output", "Pixel values", "Latent shape (channels, frames, height, width)", "Latent values",
+                  "Tokens"),
                  tuple(rows), align="llrlrr")
 
 

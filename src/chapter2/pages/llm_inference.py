@@ -15,8 +15,8 @@ import math
 import numpy as np
 
 from .. import attention, context, moe, sampling, tokenizer
-from ..format import Bytes, Int, Num, Pct, Table, Text
-from ..models import ModelConfig, describe_architecture, list_configs, load_config
+from ..format import Bytes, Int, Num, Pct, Table, Text, Times
+from ..models import FAMILIES, ModelConfig, describe_architecture, list_configs, load_config
 from . import Card, Leaf, fact
 
 PAGE = "llm-inference.md"
@@ -53,6 +53,9 @@ MOE_DECODE_BATCH = 256
 # models stay dense" (chapter 2, section 2.2.4).
 MOE_RULE_OF_THUMB_PARAMS = 100e9
 QWEN3_MOE = moe.QWEN3_235B_A22B  # the MoE part of Qwen3-235B-A22B's config.json
+LONG_CONTEXT = 131_072  # the long-context KV comparison: one 128k-token sequence
+# shipped configs whose layers cache differently (window, chunk, latent), after the all-full Llama 3.1 8B
+KV_KIND_EXAMPLES = ("Llama-3.1-8B", "gpt-oss-120b", "gemma-3-27b-it", "Llama-4-Scout-17B-16E", "DeepSeek-V3")
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -316,6 +319,181 @@ def llama_8b_weights_bf16() -> Bytes:
     return Bytes(_cfg("Llama-3.1-8B").weights_bytes("bf16"))
 
 
+# -- KV cache per layer kind, and multi-head latent attention ------------------------------------
+def _kind_counts(c: ModelConfig) -> str:
+    """'18 full + 18 sliding (128)': the attention layers of a config by kind, with windows and chunks."""
+    parts = []
+    for kind, label, window in (("full_attention", "full", None), ("sliding_attention", "sliding", c.sliding_window),
+                                ("chunked_attention", "chunked", c.attention_chunk_size)):
+        n = c.kinds.count(kind)
+        if n:
+            parts.append(f"{n} {label}" + (f" ({window:,})" if window else ""))
+    return " + ".join(parts) + (" (MLA)" if c.uses_mla else "")
+
+
+def _cached_per_layer(c: ModelConfig) -> str:
+    """What one layer caches per token: K and V per KV head, or MLA's latent and RoPE key."""
+    if c.uses_mla:
+        return f"latent {c.kv_lora_rank} + RoPE key {c.qk_rope_head_dim} = {c.kv_cache_elements_per_token(0):,}"
+    return f"2 × {c.num_key_value_heads} × {c.head_dim} = {c.kv_cache_elements_per_token(0):,}"
+
+
+@fact
+def long_context_tokens() -> Int:
+    """The context of the long-context KV comparison (a 128k-token request), an input of the worked example."""
+    return Int(LONG_CONTEXT)
+
+
+@fact
+def kv_layer_kinds_table() -> Table:
+    """KV cache of one sequence of LONG_CONTEXT tokens in BF16 for the shipped configs whose layers do not all cache
+    the same way (sliding windows, chunked attention, MLA), next to Llama 3.1 8B, and next to what the same model
+    would hold if every layer kept every token's per-head K and V (`kv_cache_bytes`, `mla="expanded"`)."""
+    rows = []
+    for name in KV_KIND_EXAMPLES:
+        c = _cfg(name)
+        every = c.kv_cache_bytes_per_token("bf16", mla="expanded") * LONG_CONTEXT
+        held = c.kv_cache_bytes(LONG_CONTEXT, dtype="bf16")
+        rows.append((Text(name), Text(_kind_counts(c)), Text(_cached_per_layer(c)), Bytes(held), Bytes(every),
+                     Pct(held / every, 2)))
+    header = ("model", "layers by kind (window or chunk)", "cached per token and layer", "KV cache held",
+              "if every layer kept per-head K, V of every token", "share")
+    return Table(header, tuple(rows), align="lllrrr")
+
+
+def _deepseek() -> ModelConfig:
+    return _cfg("DeepSeek-V3")
+
+
+@fact
+def deepseek_v3_layers() -> Int:
+    """DeepSeek-V3's layers (config.json `num_hidden_layers`)."""
+    return Int(_deepseek().num_hidden_layers)
+
+
+@fact
+def deepseek_v3_query_heads() -> Int:
+    """DeepSeek-V3's attention heads (config.json `num_attention_heads`)."""
+    return Int(_deepseek().num_attention_heads)
+
+
+@fact
+def deepseek_v3_kv_heads() -> Int:
+    """DeepSeek-V3's config.json `num_key_value_heads` (128): a field MLA does not use for its cache."""
+    return Int(_deepseek().num_key_value_heads)
+
+
+@fact
+def deepseek_v3_size_vs_llama_8b() -> Times:
+    """DeepSeek-V3's total parameters over Llama 3.1 8B's (`params().total`)."""
+    return Times(_deepseek().params().total / _cfg("Llama-3.1-8B").params().total, 2)
+
+
+@fact
+def supported_families() -> Text:
+    """The model families `ModelConfig` reads exactly (`chapter2.models.FAMILIES`), as a list of names."""
+    return Text(", ".join(f.label for f in FAMILIES))
+
+
+@fact
+def deepseek_v3_kv_lora_rank() -> Int:
+    """Width of DeepSeek-V3's compressed key/value latent (config.json `kv_lora_rank`)."""
+    return Int(_deepseek().kv_lora_rank)
+
+
+@fact
+def deepseek_v3_qk_rope_head_dim() -> Int:
+    """Width of the RoPE key DeepSeek-V3's heads share (config.json `qk_rope_head_dim`)."""
+    return Int(_deepseek().qk_rope_head_dim)
+
+
+@fact
+def deepseek_v3_qk_nope_head_dim() -> Int:
+    """Width of each head's key part without RoPE, decompressed from the latent (config.json `qk_nope_head_dim`)."""
+    return Int(_deepseek().qk_nope_head_dim)
+
+
+@fact
+def deepseek_v3_v_head_dim() -> Int:
+    """Width of each head's value, decompressed from the latent (config.json `v_head_dim`)."""
+    return Int(_deepseek().v_head_dim)
+
+
+@fact
+def deepseek_v3_mla_cached_per_layer() -> Int:
+    """Numbers DeepSeek-V3 caches per token and layer: kv_lora_rank + qk_rope_head_dim (`kv_cache_elements_per_token`)."""
+    return Int(_deepseek().kv_cache_elements_per_token(0))
+
+
+@fact
+def deepseek_v3_expanded_per_layer() -> Int:
+    """Numbers per token and layer if DeepSeek-V3 cached every head's key (nope + rope) and value:
+    heads x (qk_nope + qk_rope + v_head_dim) (`kv_cache_elements_per_token(mla="expanded")`)."""
+    return Int(_deepseek().kv_cache_elements_per_token(0, mla="expanded"))
+
+
+@fact
+def deepseek_v3_mla_saving() -> Times:
+    """How many times smaller the latent cache is than per-head keys and values (expanded / latent)."""
+    d = _deepseek()
+    return Times(d.kv_cache_elements_per_token(0, mla="expanded") / d.kv_cache_elements_per_token(0))
+
+
+@fact
+def deepseek_v3_kv_bytes_per_token() -> Int:
+    """Bytes DeepSeek-V3's cache grows by per token in BF16: layers x 576 x 2 (`kv_cache_bytes_per_token`)."""
+    return Int(_deepseek().kv_cache_bytes_per_token("bf16"))
+
+
+@fact
+def deepseek_v3_kv_vs_llama_8b() -> Pct:
+    """DeepSeek-V3's KV bytes per token as a share of Llama 3.1 8B's (both BF16)."""
+    return Pct(_deepseek().kv_cache_bytes_per_token("bf16") / _cfg("Llama-3.1-8B").kv_cache_bytes_per_token("bf16"), 2)
+
+
+@fact
+def deepseek_v3_absorbed_flops_per_key() -> Int:
+    """FLOPs per cached token and layer in MLA's absorbed form, all heads: 2 H (kv_lora_rank + qk_rope) for the
+    scores plus 2 H kv_lora_rank for summing latents (`attention_flops_per_key`)."""
+    return Int(_deepseek().attention_flops_per_key("absorbed"))
+
+
+@fact
+def deepseek_v3_expanded_flops_per_key() -> Int:
+    """FLOPs per cached token and layer with per-head keys and values: 2 H (qk_nope + qk_rope + v_head_dim)."""
+    return Int(_deepseek().attention_flops_per_key("expanded"))
+
+
+def _attention_intensity(c: ModelConfig, mla: str = "absorbed") -> float:
+    """Decode attention's FLOPs per byte of BF16 KV cache read: FLOPs per key / bytes per key, one layer."""
+    return c.attention_flops_per_key(mla) / (c.kv_cache_elements_per_token(0, mla=mla) * 2)
+
+
+@fact
+def deepseek_v3_absorbed_intensity() -> Num:
+    """DeepSeek-V3 decode attention, absorbed form over the BF16 latent cache: FLOPs per byte read."""
+    return Num(_attention_intensity(_deepseek()), 3)
+
+
+@fact
+def deepseek_v3_expanded_intensity() -> Num:
+    """DeepSeek-V3 decode attention over a BF16 cache of per-head keys and values: FLOPs per byte read."""
+    return Num(_attention_intensity(_deepseek(), "expanded"), 3)
+
+
+@fact
+def deepseek_v3_mixed_intensity() -> Num:
+    """The mixed accounting this page used to show: expanded-form FLOPs over latent-cache bytes (per key, BF16)."""
+    d = _deepseek()
+    return Num(d.attention_flops_per_key("expanded") / (d.kv_cache_elements_per_token(0) * 2), 3)
+
+
+@fact
+def llama_8b_attention_intensity() -> Num:
+    """Llama 3.1 8B decode attention: FLOPs per byte of BF16 KV cache read (its GQA group shares each K and V)."""
+    return Num(_attention_intensity(_cfg("Llama-3.1-8B")), 3)
+
+
 # -- sampling ------------------------------------------------------------------------------------
 def _three_decimals(p: float) -> Num:
     return _decimals(float(p), 3)
@@ -455,16 +633,19 @@ def lora_q_proj_share() -> Pct:
 
 @fact
 def model_configs_table() -> Table:
-    """Every shipped config: class, layers, hidden size, heads, vocabulary, total and active parameters (billions)."""
+    """Every shipped config: class, layers, hidden size, heads, what one layer caches per token, its layers by
+    attention kind, vocabulary, total and active parameters (billions; language model only for the multimodal
+    releases). For MLA the KV-heads column says "latent": its cache is one latent per layer, not per-head K and V."""
     rows = []
     for c in _configs():
         p = c.params()
+        heads = f"{c.num_attention_heads} / latent" if c.uses_mla else f"{c.num_attention_heads} / {c.num_key_value_heads}"
         rows.append((Text(c.name), Text(f"`{c.architecture}`"), Int(c.num_hidden_layers), Int(c.hidden_size),
-                     Text(f"{c.num_attention_heads} / {c.num_key_value_heads}"), Int(c.vocab_size),
+                     Text(heads), Text(_cached_per_layer(c)), Text(_kind_counts(c)), Int(c.vocab_size),
                      _billions(p.total), _billions(p.active)))
-    header = ("model", "architecture", "layers", "hidden", "query / KV heads", "vocabulary",
-              "total (billions)", "active (billions)")
-    return Table(header, tuple(rows), align="llrrrrrr")
+    header = ("model", "architecture", "layers", "hidden", "query / KV heads", "cached per token and layer",
+              "layers by attention kind", "vocabulary", "total (billions)", "active (billions)")
+    return Table(header, tuple(rows), align="llrrrllrrr")
 
 
 @fact
@@ -774,6 +955,15 @@ CARDS = (
          {{ fact: llm_inference.llama_8b_context_window }}-token context one sequence needs
          {{ fact: llm_inference.llama_8b_kv_full_context }}, more than the
          {{ fact: llm_inference.llama_8b_weights_bf16 }} of weights."""),
+    Card("llm-mla-cache", "prefill-and-decode",
+         "What does DeepSeek-V3 cache per token and layer, and why does its attention come close to compute bound?",
+         """Multi-head latent attention caches one latent of `kv_lora_rank` =
+         {{ fact: llm_inference.deepseek_v3_kv_lora_rank }} numbers plus a shared RoPE key of
+         {{ fact: llm_inference.deepseek_v3_qk_rope_head_dim }}: {{ fact: llm_inference.deepseek_v3_mla_cached_per_layer }}
+         numbers, not per-head K and V ({{ fact: llm_inference.deepseek_v3_expanded_per_layer }}). Kernels work on the
+         latent directly (the absorbed form): {{ fact: llm_inference.deepseek_v3_absorbed_flops_per_key }} FLOPs per
+         cached token and layer, about {{ fact: llm_inference.deepseek_v3_absorbed_intensity }} FLOPs per byte,
+         against {{ fact: llm_inference.llama_8b_attention_intensity }} for Llama 3.1 8B's grouped-query attention."""),
     Card("llm-sampling-order", "sampling",
          "In which order are logit bias, temperature, top-k and top-p applied, and what is temperature 0?",
          """Logit bias, then temperature, then top-k, then top-p (the order of Hugging Face `generate`).

@@ -106,7 +106,8 @@ def q_proj_decode_ops() -> SI:
 
 
 LEAVES = (
-    Leaf("Layers are matmuls: 2·m·k·n operations", "211-linear-layers-and-matmul"),
+    Leaf("Layers are matmuls: 2·m·k·n operations, and one token reuses each weight once",
+         "211-linear-layers-and-matmul", idea="arithmetic intensity"),
     Leaf("Activations keep stacked layers from collapsing", "212-activation-functions"),
 )
 
@@ -124,7 +125,7 @@ CARDS = (
          does {{ fact: neural_networks.q_proj_prefill_gain }} times more operations per byte."""),
     Card("nn-collapse", "212-activation-functions",
          "Why must a nonlinear activation sit between two linear layers?",
-         """Two linear layers compose into one: `W₂(W₁x + b₁) + b₂ = (W₂W₁)x + (W₂b₁ + b₂)`, so a stack
+         """Two linear layers compose into one: `W₂(W₁x + c₁) + c₂ = (W₂W₁)x + (W₂c₁ + c₂)` (bias `c`), so a stack
          without a nonlinearity is a single linear map. ReLU, SiLU or GELU between them breaks the
          collapse."""),
     Card("nn-silu", "212-activation-functions",

@@ -1,4 +1,4 @@
-"""Figure for section 2.3: denoiser passes and time against steps, with and without guidance."""
+"""Figures for section 2.3: denoiser passes against steps, the pixels-to-tokens pipeline, and guided steps."""
 
 import numpy as np
 
@@ -48,4 +48,185 @@ def diffusion_figure():
     ax_time.title.set_fontsize(10)
     ax_passes.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- pixels -> latent -> patches -> tokens
+PIPELINE_MODEL, PIPELINE_SIZE = "Qwen-Image", 1024
+
+
+def latent_pipeline_sizes(model: str = PIPELINE_MODEL, size: int = PIPELINE_SIZE) -> dict[str, int]:
+    """The numbers the pipeline figure draws, from `chapter2.diffusion`: a `size` x `size` RGB image through the
+    model's VAE (spatial factor, latent channels) and patches (tokens, latent values per token, token width)."""
+    m = diffusion.MODELS[model]
+    latent_side = size // m.vae_spatial
+    patch = m.patch[1]
+    return {
+        "size": size, "pixel_values": 3 * size * size,
+        "vae": m.vae_spatial, "channels": m.latent_channels, "latent_side": latent_side,
+        "latent_values": m.latent_channels * latent_side * latent_side,
+        "patch": patch, "grid": latent_side // patch, "tokens": m.tokens(size, size),
+        "values_per_token": m.latent_channels * patch * patch, "width": m.width,
+    }
+
+
+def _pipeline_alt() -> str:
+    s = latent_pipeline_sizes()
+    return (f"Four panels from left to right for one {s['size']} by {s['size']} {PIPELINE_MODEL} image. Pixels: "
+            f"{s['size']} × {s['size']} × 3, {s['pixel_values']:,} values. The VAE encoder shrinks each side "
+            f"{s['vae']} times into a latent of {s['latent_side']} × {s['latent_side']} × {s['channels']} channels, "
+            f"{s['latent_values']:,} values, {s['pixel_values'] // s['latent_values']} times fewer. The latent is "
+            f"cut into a {s['grid']} × {s['grid']} grid of {s['patch']} × {s['patch']} patches. Each patch, "
+            f"{s['values_per_token']} latent values, becomes one token: a sequence of {s['tokens']:,} tokens, "
+            f"each projected to {s['width']:,} numbers, which every transformer block of the denoiser processes.")
+
+
+def _scene(n: int = 64) -> np.ndarray:
+    """A small deterministic RGB picture (sky, sun, hills) that stands for "the image", values in [0, 1]."""
+    y, x = np.mgrid[0:n, 0:n] / (n - 1)
+    sky = np.stack([0.55 + 0.35 * y, 0.65 + 0.2 * y, 0.95 - 0.25 * y], axis=-1)
+    sun = ((x - 0.7) ** 2 + (y - 0.3) ** 2) < 0.015
+    hills = y > 0.72 + 0.08 * np.sin(6 * x)
+    img = sky.copy()
+    img[sun] = (0.98, 0.82, 0.3)
+    img[hills] = np.stack([0.2 + 0.1 * x, 0.55 - 0.1 * y, 0.25 + 0 * x], axis=-1)[hills]
+    return np.clip(img, 0, 1)
+
+
+def _arrow(fig, x0, x1, y, text):
+    from matplotlib.patches import FancyArrowPatch
+
+    fig.patches.append(FancyArrowPatch((x0, y), (x1, y), transform=fig.transFigure, arrowstyle="-|>",
+                                       mutation_scale=12, color="#8a8f98", linewidth=1.2))
+    fig.text((x0 + x1) / 2, y + 0.05, text, ha="center", va="bottom", fontsize=8)
+
+
+@figure("latent_pipeline", alt=_pipeline_alt())
+def latent_pipeline_figure():
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    from ._style import INK, PALETTE
+
+    s = latent_pipeline_sizes()
+    fig = plt.figure(figsize=(9.6, 3.4))
+    lefts, width, bottom, height = (0.0, 0.26, 0.52, 0.78), 0.2, 0.08, 0.56
+    axes = [fig.add_axes((x, bottom, width, height)) for x in lefts]
+    for ax in axes:
+        ax.set_axis_off()
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("equal")
+    pixels, latent, patches, tokens = axes
+
+    pixels.imshow(_scene(), extent=(0.05, 0.95, 0.05, 0.95), interpolation="nearest")
+    pixels.set_title(f"pixels\n{s['size']:,} × {s['size']:,} × 3\n{s['pixel_values']:,} values", fontsize=9)
+
+    for c in range(min(s["channels"], 8)):  # a stack of channel planes (8 of the 16 drawn)
+        off = 0.025 * c
+        latent.add_patch(Rectangle((0.15 + off, 0.1 + off), 0.65, 0.65, facecolor=PALETTE[c % 3], alpha=0.35,
+                                   edgecolor=INK, linewidth=0.6))
+    latent.set_title(f"latent\n{s['latent_side']} × {s['latent_side']} × {s['channels']} channels\n"
+                     f"{s['latent_values']:,} values", fontsize=9)
+
+    g = s["grid"]
+    patches.add_patch(Rectangle((0.05, 0.05), 0.9, 0.9, facecolor=PALETTE[0], alpha=0.25, edgecolor=INK))
+    for i in range(0, g + 1, 8):  # every 8th patch boundary: a 64 x 64 grid is too fine to draw whole
+        t = 0.05 + 0.9 * i / g
+        patches.plot([t, t], [0.05, 0.95], color=INK, linewidth=0.5)
+        patches.plot([0.05, 0.95], [t, t], color=INK, linewidth=0.5)
+    one = 0.9 / g  # one patch, drawn to scale with a thick edge so that it shows
+    patches.add_patch(Rectangle((0.05, 0.95 - one), one, one, facecolor=PALETTE[1], edgecolor=PALETTE[1], linewidth=2))
+    patches.annotate("1 patch = 1 token", (0.05 + one, 0.95 - one), xytext=(0.3, 0.72), fontsize=8,
+                     arrowprops={"arrowstyle": "-", "color": PALETTE[1], "linewidth": 0.8})
+    patches.set_title(f"patches\n{g} × {g} grid of {s['patch']} × {s['patch']} patches\n"
+                      f"(grid lines every 8 patches)", fontsize=9)
+
+    shown = 6
+    for i in range(shown):
+        tokens.add_patch(Rectangle((0.02 + i * 0.1, 0.45), 0.08, 0.2, facecolor=PALETTE[1] if i == 0 else PALETTE[0],
+                                   alpha=0.9 if i == 0 else 0.45, edgecolor=INK, linewidth=0.6))
+    tokens.text(0.02 + shown * 0.1 + 0.02, 0.55, "…", fontsize=12, va="center")
+    tokens.add_patch(Rectangle((0.86, 0.45), 0.08, 0.2, facecolor=PALETTE[0], alpha=0.45, edgecolor=INK, linewidth=0.6))
+    tokens.text(0.5, 0.3, f"each: {s['values_per_token']} latent values\n→ {s['width']:,} numbers wide",
+                ha="center", va="top", fontsize=8)
+    tokens.set_title(f"tokens\n{s['tokens']:,} in one sequence", fontsize=9)
+
+    _arrow(fig, 0.205, 0.265, 0.36, f"VAE ÷{s['vae']}")
+    _arrow(fig, 0.465, 0.525, 0.36, f"cut {s['patch']}×{s['patch']}")
+    _arrow(fig, 0.725, 0.785, 0.36, "flatten")
+    return fig
+
+
+# --------------------------------------------------------------------------- noise to image, two passes per step
+GUIDED_MODEL = "Qwen-Image"
+SHOWN_STEPS = 5  # steps drawn in the strip (the first, the last and evenly spaced ones between)
+
+
+def guided_steps() -> tuple[int, int, list[int]]:
+    """(steps, passes, the step numbers drawn) for the model's default guided schedule (`chapter2.diffusion`)."""
+    steps = diffusion.pipeline_cost(GUIDED_MODEL).steps
+    passes = diffusion.denoiser_passes(steps, True)
+    drawn = sorted({int(round(x)) for x in np.linspace(1, steps, SHOWN_STEPS)})
+    return steps, passes, drawn
+
+
+def _guided_alt() -> str:
+    steps, passes, drawn = guided_steps()
+    return (f"A strip of {len(drawn)} of the {steps} denoising steps of {GUIDED_MODEL} (steps "
+            f"{', '.join(map(str, drawn))}), an illustration: the latent, shown as a picture, goes from pure noise "
+            f"at step 1 to a clean image at step {steps}. Under every step the denoiser runs twice, once with the "
+            f"prompt (conditional pass) and once with the negative or empty prompt (unconditional pass); the two "
+            f"predictions are combined, the unconditional one plus the guidance scale times their difference, "
+            f"into the one update the sampler applies. {steps} steps × 2 passes = {passes} forward passes.")
+
+
+@figure("guidance_steps", alt=_guided_alt())
+def guidance_steps_figure():
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    from ._style import INK, PALETTE
+
+    steps, passes, drawn = guided_steps()
+    image = _scene(48)
+    noise = np.random.default_rng(0).standard_normal(image.shape) * 0.35 + 0.5
+    fig, ax = plt.subplots(figsize=(9.6, 3.6))
+    ax.set_axis_off()
+    col = 1.0
+    ax.set_xlim(-0.05, col * len(drawn) - 0.15)
+    ax.set_ylim(-0.3, 1.24)
+
+    def box(x, y, text, color):
+        ax.add_patch(FancyBboxPatch((x - 0.39, y - 0.06), 0.78, 0.12, boxstyle="round,pad=0.01",
+                                    facecolor=color, alpha=0.3, edgecolor=color))
+        ax.text(x, y, text, ha="center", va="center", fontsize=7.5)
+
+    def arrow(a, b):
+        ax.add_patch(FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=8, color=INK, linewidth=0.8))
+
+    for i, step in enumerate(drawn):
+        x = i * col + 0.4
+        t = 1 - (step - 1) / (steps - 1)  # noise share: 1 at the first step, 0 after the last
+        ax.imshow(np.clip((1 - t) * image + t * noise, 0, 1), extent=(x - 0.22, x + 0.22, 0.72, 1.16),
+                  interpolation="nearest")
+        ax.text(x, 1.19, f"step {step}", ha="center", va="bottom", fontsize=8.5)
+        box(x, 0.56, "pass 1: with prompt", PALETTE[0])
+        box(x, 0.38, "pass 2: without prompt", PALETTE[1])
+        ax.add_patch(plt.Circle((x, 0.17), 0.07, facecolor="none", edgecolor=INK, linewidth=0.9))
+        ax.text(x, 0.17, "mix", ha="center", va="center", fontsize=7.5)
+        arrow((x, 0.71), (x, 0.63))
+        arrow((x, 0.50), (x, 0.45))
+        arrow((x, 0.32), (x, 0.245))
+        if i + 1 < len(drawn):  # the mixed prediction updates the latent, which the next step starts from
+            gap = x + col / 2
+            ax.plot([x + 0.07, gap, gap], [0.17, 0.17, 0.94], color=INK, linewidth=0.8)
+            arrow((gap, 0.94), (x + col - 0.23, 0.94))
+            skipped = drawn[i + 1] - step - 1
+            if skipped:
+                ax.text(gap - 0.015, 0.56, f"{skipped} more steps", ha="right", va="center", fontsize=7, rotation=90)
+    ax.text(-0.02, -0.04, f"{steps} steps × 2 passes = {passes} forward passes of the denoiser ({GUIDED_MODEL}'s "
+            "default).\nmix = unconditional + guidance scale × (conditional − unconditional)",
+            fontsize=8, va="top")
+    ax.set_aspect("auto")  # imshow set "equal"; the strip is laid out in its own units
     return fig

@@ -1,0 +1,86 @@
+"""The model picker shared by the calculators that take a model.
+
+A calculator offers the shipped configs (`chapter2.models.list_configs()`) in a
+select and, next to it, a text area where the reader can paste any config.json.
+Pasted text, when there is any, wins over the select; it is parsed in the page
+(the same `ModelConfig.from_text` as in CPython; no network request), and a bad
+JSON text or an unsupported architecture comes back as an inline message on the
+text area (`FieldError("config_json", ...)`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..format import nbytes, number
+from ..models import ModelConfig, list_configs, load_config
+from ..models.config import FAMILIES
+from ._registry import Field, FieldError
+
+MAX_CONFIG_CHARS = 40_000  # gpt-oss-120b's config.json is 2.3 kB; Phi-3.5-MoE's with its LongRoPE lists about 6 kB
+MODEL_OPTIONS = tuple((name, name) for name in list_configs())
+KIND_NAMES = {"full_attention": "full attention", "sliding_attention": "sliding window",
+              "chunked_attention": "chunked attention", "mla": "latent (MLA)"}
+
+
+def model_fields(default: str = "Llama-3.1-8B", label: str = "Model (config.json)", options=MODEL_OPTIONS) -> list[Field]:
+    """The select of shipped configs and the text area for a pasted config.json."""
+    return [
+        Field("model", label, default, kind="select", options=options),
+        Field("config_json", "Or paste a config.json (used when not empty)", "", kind="text", max=MAX_CONFIG_CHARS,
+              help=f"any of {len(FAMILIES)} families: {', '.join(f.label for f in FAMILIES)}; read in your browser"),
+    ]
+
+
+def pick_model(model: str, config_json: str, options=MODEL_OPTIONS) -> ModelConfig:
+    """The pasted config.json if there is one, else the shipped config chosen in the select."""
+    if config_json.strip():
+        try:
+            return ModelConfig.from_text(config_json, name="pasted config.json", what="the pasted text")
+        except (ValueError, TypeError) as err:
+            raise FieldError("config_json", f"config.json: {err}") from None
+    if model not in dict(options):
+        raise FieldError("model", f"Model: choose one of {', '.join(dict(options))}")
+    return load_config(model)
+
+
+def billions(count: int) -> str:
+    return f"{number(count / 1e9, 3)}B"
+
+
+def count(n: int) -> str:
+    """A parameter count for people: '115B', '956M', '210k'."""
+    for scale, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            return f"{number(n / scale, 3)}{unit}"
+    return f"{n:,}"
+
+
+def model_summary(c: ModelConfig) -> str:
+    """'gpt-oss (GptOssForCausalLM): 117B parameters, 5.71B active per token' and what is left out."""
+    p = c.params()
+    text = f"{c.name}: {c.family_label} ({c.architecture}), {billions(p.total)} parameters"
+    if c.is_moe:
+        text += (f", {billions(p.active)} active per token ({c.num_experts_per_tok} of {c.num_experts} experts "
+                 f"in {len(c.moe_layers)} of {c.num_hidden_layers} layers)")
+    if c.wrapper:
+        text += "; language model only (the vision encoder is not counted)"
+    return text
+
+
+def kv_breakdown(c: ModelConfig, context: int, dtype: str) -> str:
+    """The KV cache of one sequence per layer kind, e.g. '18 sliding window (128) x 128 tokens: 4.72 MB; ...'."""
+    parts = []
+    for g in c.kv_cache_breakdown(context, dtype):
+        window = f" ({g.window:,})" if g.window else ""
+        parts.append(f"{g.layers} {KIND_NAMES[g.kind]}{window} x {g.tokens:,} tokens x {g.per_token:,} values: "
+                     f"{nbytes(g.bytes)}")
+    return "; ".join(parts)
+
+
+def defaulted(c: ModelConfig) -> str:
+    """The config keys the file left out, with the family default each took."""
+    if not c.defaulted:
+        return "none: every field that sizes the model is in the file"
+    fam = next(f for f in FAMILIES if f.label == c.family_label)
+    return ", ".join(f"{key} = {json.dumps(fam.defaults[key])}" for key in c.defaulted) + f" ({fam.config_class} defaults)"

@@ -1,0 +1,71 @@
+"""Calculator of section 2.2.1 (architecture): read a config.json and size the model.
+
+Pick a shipped config or paste any config.json of a supported family. The
+result is what `chapter2.models.ModelConfig` reads from it: the family, where
+the parameters sit (`param_breakdown()`), total and active counts, the
+attention layout and the KV cache per layer kind, and which fields the file
+left out (they take the family's transformers defaults). Everything runs in
+the reader's browser; nothing is fetched.
+"""
+
+from __future__ import annotations
+
+from ..format import nbytes, number
+from ._models import KIND_NAMES, billions, count, defaulted, kv_breakdown, model_fields, model_summary, pick_model
+from ._registry import Field, Output, calculator
+
+
+def attention_layout(c) -> str:
+    """Heads, head size and which layers see what, e.g. '64 query heads, 8 KV heads of 64; 18 full + 18 sliding (128)'."""
+    if c.uses_mla:
+        heads = (f"{c.num_attention_heads} query heads of {c.qk_nope_head_dim} + {c.qk_rope_head_dim} (RoPE); "
+                 f"multi-head latent attention caches a {c.kv_lora_rank}-wide latent + a {c.qk_rope_head_dim}-wide "
+                 f"RoPE key per layer")
+    else:
+        heads = (f"{c.num_attention_heads} query heads, {c.num_key_value_heads} KV heads of {c.head_dim} "
+                 f"({c.gqa_group} query heads per KV head)")
+    kinds = []
+    for kind in ("full_attention", "sliding_attention", "chunked_attention"):
+        n = c.kinds.count(kind)
+        if n:
+            window = c.sliding_window if kind == "sliding_attention" else c.attention_chunk_size
+            kinds.append(f"{n} {KIND_NAMES[kind]}" + (f" ({window:,} tokens)" if kind != "full_attention" else ""))
+    return f"{heads}; {c.num_hidden_layers} layers: {' + '.join(kinds)}"
+
+
+@calculator(
+    "model_config",
+    title="Read a config.json",
+    fields=[
+        *model_fields(default="gpt-oss-120b"),
+        Field("context", "Context for the KV cache (tokens)", 131072, min=1, max=1e8, integer=True),
+    ],
+    outputs=[
+        Output("model_info", "Model read"),
+        Output("params", "Parameters"),
+        Output("parts", "Where they sit (total, active per token)"),
+        Output("attention", "Attention"),
+        Output("kv", "KV cache per token (BF16, every layer, before windows)"),
+        Output("layers", "One sequence's BF16 cache at this context, per layer kind"),
+        Output("defaults", "Fields left out of the config (family defaults used)"),
+        Output("bars", "Parameters per part (billions)", kind="bars"),
+    ],
+)
+def model_config_calc(model, config_json, context):
+    """Default: gpt-oss-120b, at 131,072 tokens of context."""
+    c = pick_model(model, config_json)
+    p = c.params()
+    parts = c.param_breakdown()
+    tied = "; embedding tied to the LM head (counted once)" if c.tie_word_embeddings else ""
+    return {
+        "model_info": model_summary(c),
+        "params": (f"{p.total:,} total, {p.active:,} active per token ({billions(p.active_without_lookup)} without the "
+                   f"input embedding lookup){tied}"),
+        "parts": "; ".join(f"{x.part} {count(x.total)}" + (f" ({count(x.active)} active)" if x.active != x.total else "")
+                           for x in parts),
+        "attention": attention_layout(c),
+        "kv": f"{nbytes(c.kv_cache_bytes_per_token('bf16'))} ({c.kv_cache_elements_per_token():,} values)",
+        "layers": kv_breakdown(c, context, "bf16") + f"; total {nbytes(c.kv_cache_bytes(context))}",
+        "defaults": defaulted(c),
+        "bars": [[x.part, float(number(x.total / 1e9, 4).replace(",", ""))] for x in parts],
+    }

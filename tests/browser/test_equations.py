@@ -1,0 +1,116 @@
+"""Equations in the browser: typeset before any script runs, in the site's own fonts, readable in both
+colour schemes, inside the column on a phone (a wide one scrolls in its own box, by keyboard too).
+
+The axe audit and the page-wide checks for sideways scrolling and requests off the site are in
+test_reading.py and cover these pages too; this file checks the equations themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import local_only_context
+
+pytestmark = pytest.mark.browser
+PHONE = {"width": 375, "height": 812}
+
+
+def _math_pages(site_dir: Path) -> list[str]:
+    pages = [p for p in sorted(site_dir.rglob("index.html")) if 'class="arithmatex"' in p.read_text()]
+    return [p.parent.relative_to(site_dir).as_posix() + "/" for p in pages]
+
+
+EQUATIONS_JS = """() => {
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lum = (c) => { const v = rgb(c).map(x => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+                       return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+  const background = (el) => { for (; el; el = el.parentElement) { const c = getComputedStyle(el).backgroundColor;
+                                 if (!c.startsWith('rgba(0, 0, 0, 0)') && c !== 'transparent') return c; } return 'rgb(255, 255, 255)'; };
+  const all = [...document.querySelectorAll('.arithmatex')];
+  return {
+    count: all.length,
+    typeset: all.filter(el => el.querySelector(':scope > .katex, :scope > .katex-display')).length,
+    rawTex: /\\\\(\\(|\\[|frac|text\\{|begin\\{)|\\$\\$/.test(document.body.innerText),
+    fonts: ['KaTeX_Main', 'KaTeX_Math'].map(f => document.fonts.check(`16px ${f}`) &&
+            [...document.fonts].some(face => face.family.replace(/"/g, '') === f && face.status === 'loaded')),
+    contrast: all.map(el => { const k = el.querySelector('.katex'); const fg = getComputedStyle(k).color, bg = background(el);
+                              const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x); return (a + 0.05) / (b + 0.05); }),
+    sameColour: all.every(el => getComputedStyle(el.querySelector('.katex')).color === getComputedStyle(el.parentElement).color),
+    blocks: [...document.querySelectorAll('div.arithmatex')].map(el => { const r = el.getBoundingClientRect();
+      return {left: r.left, right: r.right, scrolls: el.scrollWidth > el.clientWidth + 1, tabindex: el.getAttribute('tabindex'),
+              vertical: el.scrollHeight > el.clientHeight + 1}; }),
+    pageWidth: document.documentElement.scrollWidth,
+    scripts: [...document.scripts].map(s => s.src).filter(s => /katex/i.test(s)),
+  };
+}"""
+
+
+def _check(page, path: str) -> dict:
+    page.wait_for_load_state("networkidle")
+    page.evaluate("() => document.fonts.ready")
+    page.wait_for_timeout(200)  # a11y.js marks scrollable boxes just after layout
+    info = page.evaluate(EQUATIONS_JS)
+    assert info["count"] > 0 and info["typeset"] == info["count"], (path, info["count"], info["typeset"])
+    assert not info["rawTex"], f"{path}: raw TeX on the page"
+    assert all(info["fonts"]), f"{path}: KaTeX fonts not loaded from the site: {info['fonts']}"
+    assert not info["scripts"], f"{path}: a script for math: {info['scripts']}"
+    assert info["sameColour"], f"{path}: equations not in the text colour"
+    assert min(info["contrast"]) >= 4.5, f"{path}: equation contrast {min(info['contrast']):.2f}"
+    return info
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_equations_are_typeset_in_the_sites_fonts_and_readable(browser, site_url, site_dir, scheme):
+    pages = _math_pages(site_dir)
+    assert {"neural-networks/", "llm-inference/", "image-generation/", "bottlenecks/", "attention/"} <= set(pages)
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}, color_scheme=scheme) as context:
+        fonts = []
+        context.on("response", lambda r: r.url.endswith((".woff2", ".woff", ".ttf")) and fonts.append((r.url, r.status)))
+        for path in pages:
+            page = context.new_page()
+            page.goto(site_url + path)
+            info = _check(page, path)
+            for block in info["blocks"]:
+                assert not block["vertical"], f"{path}: an equation scrolls vertically"
+                assert (block["tabindex"] == "0") == block["scrolls"], f"{path}: {block}"
+            page.close()
+        assert fonts and all(url.startswith(site_url) and url.endswith(".woff2") and status == 200 for url, status in fonts), fonts
+        assert not context.blocked, context.blocked
+
+
+def test_equations_stay_in_the_column_on_a_phone(browser, site_url, site_dir):
+    """At 375 px no equation widens the page: a wide one scrolls inside its own box, which the keyboard reaches."""
+    with local_only_context(browser, viewport=PHONE, is_mobile=True, has_touch=True) as context:
+        wide = 0
+        for path in _math_pages(site_dir):
+            page = context.new_page()
+            page.goto(site_url + path)
+            info = _check(page, path)
+            assert info["pageWidth"] <= PHONE["width"], f"{path}: page is {info['pageWidth']} px wide"
+            for block in info["blocks"]:
+                assert block["left"] >= -0.5 and block["right"] <= PHONE["width"] + 0.5, f"{path}: {block}"
+                assert (block["tabindex"] == "0") == block["scrolls"], f"{path}: {block}"
+                wide += block["scrolls"]
+            box = page.locator('div.arithmatex[tabindex="0"]').first
+            if box.count():
+                box.focus()
+                before = box.evaluate("el => el.scrollLeft")
+                page.keyboard.press("ArrowRight")
+                page.wait_for_function("([el, x]) => el.scrollLeft > x", arg=[box.element_handle(), before])
+            page.close()
+        assert wide > 0  # some equations are wider than a phone, and they scroll
+        assert not context.blocked, context.blocked
+
+
+def test_equations_need_no_javascript(browser, site_url, site_dir):
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}, java_script_enabled=False) as context:
+        page = context.new_page()
+        page.goto(site_url + "attention/")
+        page.wait_for_load_state("networkidle")
+        assert page.locator(".arithmatex .katex").count() == page.locator(".arithmatex").count() > 20
+        text = page.locator("article").inner_text()
+        assert not re.search(r"\\\(|\\\[|\\frac|\$\$", text)
+        page.close()

@@ -1,0 +1,232 @@
+"""Every supported model family against transformers, and each family's published totals.
+
+Oracle: the family's real transformers classes. A config is built with its
+config class (so transformers' own defaults and derivations apply) and its model
+is instantiated on the meta device (no memory); `numel()` over its parameters is
+the total (tied embeddings are one tensor, so they count once), and the active
+count is the total minus the routed experts a token does not use
+((E - k) / E of the tensors under `.experts.`). KV cache: which layers are
+sliding or chunked, and their windows, come from transformers' own cache builder
+(`get_layer_types_and_kwargs`); for small variants the cache is measured after
+a real forward pass. Published totals are checked against the model cards,
+papers or technical reports cited next to each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+
+import pytest
+from _oracles import require
+
+from chapter2.models import (CONFIG_DIR, FAMILIES, FAMILY_CONFIG_DIR, ModelConfig, list_configs, list_family_configs,
+                             load_config)
+
+torch = require("torch")
+transformers = require("transformers")
+transformers.logging.set_verbosity_error()
+warnings.filterwarnings("ignore", module="transformers")
+
+# keys the families' tables hold that are not transformers dataclass fields (see config.FAMILIES)
+NOT_TRANSFORMERS_FIELDS = {
+    ("deepseek_v2", "moe_layer_freq"), ("deepseek_v3", "moe_layer_freq"),  # DeepSeek's own config class
+    ("gemma3_text", "sliding_window_pattern"),  # read from kwargs by Gemma3TextConfig.__post_init__
+}
+WRAPPER_MODEL_TYPE = {"Gemma3ForConditionalGeneration": "gemma3", "Llama4ForConditionalGeneration": "llama4"}
+
+
+def _hf_config(raw: dict):
+    """The transformers config of a config.json dict (keys starting with _ and quantization dropped)."""
+    clean = {k: v for k, v in raw.items() if not k.startswith("_") and k != "quantization_config"}
+    if clean.get("model_type") == "kimi_k2":  # Kimi-K2 ships DeepSeek-V3's class under its own model_type
+        clean["model_type"] = "deepseek_v3"
+    return transformers.AutoConfig.for_model(**clean)
+
+
+def _hf_counts(raw: dict):
+    """(total, active, layer windows, per-layer cached numbers) of the transformers model of `raw`."""
+    hf = _hf_config(raw)
+    arch = (raw.get("architectures") or [""])[0]
+    auto = transformers.AutoModelForImageTextToText if arch.endswith("ConditionalGeneration") else \
+        transformers.AutoModelForCausalLM
+    with torch.device("meta"):
+        model = auto.from_config(hf)
+    params = [(n, p) for n, p in model.named_parameters() if "vision" not in n and "multi_modal_projector" not in n]
+    total = sum(p.numel() for _, p in params)
+    # DeepSeek-V3's and GLM-4.5's e_score_correction_bias is a buffer in transformers but a stored checkpoint weight
+    total += sum(b.numel() for n, b in model.named_buffers() if n.endswith("e_score_correction_bias"))
+    text = hf.get_text_config()
+    experts = sum(p.numel() for n, p in params if ".experts." in n)
+    n_experts = ModelConfig.from_hf(raw).num_experts
+    k = ModelConfig.from_hf(raw).num_experts_per_tok
+    active = total - experts * (n_experts - k) // n_experts if n_experts else total
+    types, kwargs = transformers.cache_utils.get_layer_types_and_kwargs(text)
+    windows = [kw.get("sliding_window") for kw in kwargs]
+    return total, active, list(types), windows
+
+
+def _check_against_transformers(raw: dict):
+    config = ModelConfig.from_hf(raw)
+    total, active, types, windows = _hf_counts(raw)
+    p = config.params()
+    assert (p.total, p.active) == (total, active)
+    assert list(config.kinds) == types
+    assert [config.window_of(i) for i in range(config.num_hidden_layers)] == windows
+    return config
+
+
+def _family_cases():
+    for fam in FAMILIES:
+        for cls in fam.classes:
+            if cls == "PhiMoEForCausalLM":  # the custom-code name of Phi-3.5-MoE's class; same family as Phimoe
+                continue
+            yield pytest.param(fam, cls, id=cls)
+
+
+# -----------------------------------------------------------------------------
+# defaults
+
+
+def _default_cases():
+    for fam in FAMILIES:
+        for key, value in fam.defaults.items():
+            yield pytest.param(fam, key, value, id=f"{fam.model_type}-{key}")
+
+
+@pytest.mark.parametrize(("fam", "key", "value"), list(_default_cases()))
+def test_each_default_is_the_transformers_config_class_default(fam, key, value):
+    cls = getattr(transformers, fam.config_class)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    if (fam.model_type, key) in NOT_TRANSFORMERS_FIELDS:
+        assert key not in fields
+        if key == "sliding_window_pattern":  # every 6th layer is global by default
+            assert cls().layer_types[value - 1] == "full_attention" and cls().layer_types[0] == "sliding_attention"
+        return
+    f = fields[key]
+    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+    assert default == value and type(default) is type(value)
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=[f.model_type for f in FAMILIES])
+def test_aliases_are_the_transformers_attribute_map(fam):
+    cls = getattr(transformers, fam.config_class)
+    for alias, canonical in fam.aliases:
+        # attribute_map maps one name to the other in either direction; both must name the same field
+        assert cls.attribute_map.get(alias) == canonical or cls.attribute_map.get(canonical) == alias
+
+
+@pytest.mark.parametrize(("fam", "cls"), list(_family_cases()))
+def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
+    """Every size left out: the counts, layer kinds and windows of transformers' default model."""
+    raw = {"architectures": [cls], "model_type": WRAPPER_MODEL_TYPE.get(cls, fam.model_type)}
+    if fam.model_type == "deepseek_v2":  # DeepseekV2Config has no default top-k; refused without it (below)
+        raw["num_experts_per_tok"] = 6
+    config = _check_against_transformers(raw)
+    assert config.family_label == fam.label and set(config.defaulted) <= set(fam.defaults)
+    assert {"hidden_size", "num_hidden_layers", "vocab_size"} <= set(config.defaulted)
+
+
+def test_a_field_without_a_transformers_default_is_named():
+    with pytest.raises(ValueError, match="num_experts_per_tok.*DeepseekV2Config has no default"):
+        ModelConfig.from_hf({"architectures": ["DeepseekV2ForCausalLM"]})
+
+
+# -----------------------------------------------------------------------------
+# small variants: every option that changes a count, and the cache after a real forward pass
+
+TINY = dict(vocab_size=97, hidden_size=48, intermediate_size=40, num_hidden_layers=6, num_attention_heads=6,
+            num_key_value_heads=2, head_dim=10, pad_token_id=0, bos_token_id=1, eos_token_id=1)
+MLA = dict(num_key_value_heads=6, kv_lora_rank=16, qk_rope_head_dim=4, qk_nope_head_dim=8, v_head_dim=6)
+VARIANTS = {
+    "llama": dict(attention_bias=True, mlp_bias=True, tie_word_embeddings=True),
+    "llama4_text": dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size_mlp=56,
+                        interleave_moe_layer_step=2, attention_chunk_size=4, no_rope_layer_interval=3),
+    "mistral": dict(sliding_window=4),
+    "mixtral": dict(num_local_experts=5, num_experts_per_tok=2, sliding_window=3),
+    "qwen2": dict(use_sliding_window=True, sliding_window=4, max_window_layers=2),
+    "qwen2_moe": dict(num_experts=6, num_experts_per_tok=2, moe_intermediate_size=16, shared_expert_intermediate_size=24,
+                      decoder_sparse_step=2, mlp_only_layers=[3], use_sliding_window=True, sliding_window=4,
+                      max_window_layers=4, qkv_bias=False),
+    "qwen3": dict(use_sliding_window=True, sliding_window=4, max_window_layers=3),
+    "qwen3_moe": dict(num_experts=5, num_experts_per_tok=3, moe_intermediate_size=16, mlp_only_layers=[0, 2],
+                      attention_bias=True),
+    "deepseek_v2": dict(MLA, n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2, moe_intermediate_size=16,
+                        first_k_dense_replace=1, q_lora_rank=None, attention_bias=True, mlp_bias=True),
+    "deepseek_v3": dict(MLA, n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1, moe_intermediate_size=16,
+                        first_k_dense_replace=2, q_lora_rank=24, n_group=2, topk_group=1, attention_bias=True),
+    "gemma": dict(attention_bias=True, tie_word_embeddings=False),
+    "gemma2": dict(sliding_window=4),
+    "gemma3_text": dict(sliding_window=4, sliding_window_pattern=3),
+    "phi3": dict(sliding_window=4),
+    "phimoe": dict(num_local_experts=4, num_experts_per_tok=2, attention_bias=True, lm_head_bias=True, sliding_window=5),
+    "olmo2": dict(attention_bias=True),
+    "olmoe": dict(num_experts=6, num_experts_per_tok=2, head_dim=8),  # OLMoE's q/k norms need head_dim = hidden/heads
+    "granite": dict(mlp_bias=True, attention_bias=True),
+    "granitemoe": dict(num_local_experts=4, num_experts_per_tok=1),
+    "cohere": dict(use_qk_norm=True, attention_bias=True, tie_word_embeddings=False),
+    "gpt_oss": dict(num_local_experts=4, num_experts_per_tok=2, sliding_window=4),
+    "glm4_moe": dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2, moe_intermediate_size=16,
+                     first_k_dense_replace=2, use_qk_norm=True, attention_bias=True),
+    "ernie4_5_moe": dict(moe_num_experts=6, moe_k=2, moe_num_shared_experts=1, moe_intermediate_size=16,
+                         moe_layer_start_index=1, moe_layer_end_index=4, moe_layer_interval=2, use_bias=True),
+    "smollm3": dict(use_sliding_window=True, sliding_window=4, no_rope_layer_interval=2),
+}
+
+
+def test_every_family_has_a_variant():
+    assert set(VARIANTS) == {f.model_type for f in FAMILIES}
+
+
+@pytest.mark.parametrize("model_type", list(VARIANTS))
+def test_small_variant_counts_and_cache_match_transformers(model_type):
+    fam = next(f for f in FAMILIES if f.model_type == model_type)
+    raw = {"architectures": [fam.classes[0]], "model_type": model_type, **TINY, **VARIANTS[model_type]}
+    if model_type.startswith("deepseek"):
+        del raw["head_dim"]
+    config = _check_against_transformers(raw)
+    # the cache: prefill N - 1 tokens, then the N-th token reads what each layer held plus itself
+    context = 11
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(_hf_config(raw)).eval()
+    with torch.no_grad():
+        cache = model(torch.arange(2, context + 1)[None], use_cache=True).past_key_values
+    per_layer = [(layer.keys.shape[-2] + 1) * (layer.keys.shape[1] * layer.keys.shape[3]
+                                               + layer.values.shape[1] * layer.values.shape[3])
+                 for layer in cache.layers]
+    assert config.kv_cache_bytes(context, 1, 1) == sum(per_layer)
+    groups = config.kv_cache_breakdown(context, 1)
+    assert sum(g.bytes for g in groups) == sum(per_layer) and sum(g.layers for g in groups) == config.num_hidden_layers
+
+
+# -----------------------------------------------------------------------------
+# the shipped real configs
+
+
+@pytest.mark.parametrize("name", list_configs() + list_family_configs())
+def test_shipped_config_matches_transformers(name):
+    folder = CONFIG_DIR if name in list_configs() else FAMILY_CONFIG_DIR
+    raw = json.loads((folder / f"{name}.json").read_text())
+    _check_against_transformers(raw)
+    config = load_config(name)
+    assert config.name == name and config.source == raw["_source"]
+
+
+def test_every_family_has_a_shipped_real_config():
+    shipped = {load_config(n).family_label for n in list_configs() + list_family_configs()}
+    assert shipped == {f.label for f in FAMILIES}
+
+
+def test_multimodal_totals_with_their_vision_towers():
+    """The published totals of the multimodal releases include the vision encoder, which params() leaves out."""
+    for name, published, unit in (("Llama-4-Scout-17B-16E", 109e9, 1e9), ("gemma-3-27b-it", 27.4e9, 1e8)):
+        raw = {k: v for k, v in json.loads((CONFIG_DIR / f"{name}.json").read_text()).items() if not k.startswith("_")}
+        with torch.device("meta"):
+            model = transformers.AutoModelForImageTextToText.from_config(transformers.AutoConfig.for_model(**raw))
+        everything = sum(p.numel() for p in model.parameters())
+        vision = sum(p.numel() for n, p in model.named_parameters() if "vision" in n or "multi_modal_projector" in n)
+        assert load_config(name).params().total == everything - vision
+        # Llama 4 model card (https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E): "109B" total;
+        # Gemma 3 27B: 27.4B on its model page (https://huggingface.co/google/gemma-3-27b-it)
+        assert round(everything / unit) == round(published / unit)
