@@ -1,12 +1,12 @@
-"""Equations: TeX in the pages, typeset at build time with KaTeX, so no script runs in the browser for math.
+r"""Equations: TeX in the pages, typeset at build time with KaTeX, so no script runs in the browser for math.
 
 Pages write TeX with pymdownx.arithmatex (mkdocs.yml, generic output):
 
-    \\( ... \\)                inline
-    $$ ... $$  or  \\[ ... \\]   display, on lines of their own
+    \( ... \)                inline
+    $$ ... $$  or  \[ ... \]   display, on lines of their own
 
 A fact may stand inside an equation, `{{ fact: SECTION.NAME }}`: directives.expand_facts writes it
-there as `\\text{...}`, with TeX's special characters escaped (`tex_text`). TeX's own braces must
+there as `\text{...}`, with TeX's special characters escaped (`tex_text`). TeX's own braces must
 never read as a directive: write `} }`, never two closing (or opening) braces in a row.
 
 Each built page's arithmatex spans and divs become KaTeX's HTML (what readers see) plus MathML (what
@@ -116,7 +116,7 @@ def typeset(page_html: str, page_path: str, katex_js: Path, cache: dict) -> str:
     todo = sorted(set(found) - cache.keys())
     if todo:
         errors = []
-        for key, result in zip(todo, render(todo, katex_js)):
+        for key, result in zip(todo, render(todo, katex_js), strict=True):
             if "error" in result:
                 open_, close = ("$$", "$$") if key[1] else DELIMITERS["span"]
                 errors.append(f"  {open_} {key[0]} {close}\n    {result['error']}")

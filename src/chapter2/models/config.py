@@ -758,11 +758,13 @@ class ModelConfig:
         - "expanded": keys and values decompressed per head, as engines run
           prefill (and as transformers 5 attends, after expanding its cached
           latent with kv_b_proj at every step): d_qk = qk_nope + qk_rope = 192,
-          d_v = 128, so 2 H (192 + 128) per key, 3.4x fewer FLOPs per key than
-          absorbed, but the keys and values read are 71x larger than the latent.
+          d_v = 128, so 2 H (192 + 128) per key for DeepSeek-V3: 3.4x fewer FLOPs
+          per key than absorbed, but keys and values 71x larger than the latent.
 
         The folded matrices cost the same per token either way (2 x the kv_b_proj
-        weights), so they sit in `params().matmul_active`, not here.
+        weights), so they sit in `params().matmul_active`, not here. (Re-expanding
+        a latent cache at every decode step, as transformers 5 does, costs another
+        2 x kv_b_proj weights per cached key and step, which neither form counts.)
         """
         mla = self._mla(mla)
         if self.uses_mla and mla == "absorbed":

@@ -178,7 +178,7 @@ def _on_chip_source_label(url: str) -> str:
 def memory_hierarchy_table() -> Table:
     """Every catalog GPU's memory hierarchy: SMs (AMD: compute units), the most shared memory per SM (AMD: LDS
     per CU) and all SMs together, the L2 cache (and MI300X's L3), HBM capacity and bandwidth, and on-chip SRAM
-    bandwidth where a source estimates it; "–" where the catalog's documents publish no figure (gpus.json
+    bandwidth where a source estimates it, by catalog key; "–" where the catalog's documents publish no figure (gpus.json
     `on_chip.not_published` says why), and links to the sources of the on-chip figures."""
     rows = []
     for g in hardware.GPUS.values():
@@ -193,7 +193,7 @@ def memory_hierarchy_table() -> Table:
             l2 += f" (+ {_binary(chip.l3_bytes)} L3)"
         sram = _NOT_PUBLISHED if chip.sram_bandwidth is None else f"about {Num(chip.sram_bandwidth / hardware.TERA, 2)} TB/s"
         links = ", ".join(f"[{_on_chip_source_label(u)}]({u})" for u in dict.fromkeys(chip.sources.values()))
-        rows.append((Text(g.name), Text(sms), Text(per_sm), Text(_NOT_PUBLISHED if total is None else str(_binary(total))),
+        rows.append((Text(g.key), Text(sms), Text(per_sm), Text(_NOT_PUBLISHED if total is None else str(_binary(total))),
                      Text(l2), Num(g.memory_gb, 4, "GB"), Num(g.bandwidth_tb_s, 4, "TB/s"), Text(sram),
                      Text(links or _NOT_PUBLISHED)))
     return Table(("GPU", "SMs", "Shared memory per SM", "All SMs", "L2 cache", "HBM", "HBM bandwidth",

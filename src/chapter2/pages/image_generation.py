@@ -38,15 +38,27 @@ WAN = "Wan2.1-T2V-14B"
 SCHNELL = "FLUX.1-schnell"
 
 
-def _duration(seconds: float) -> Num:
-    """A time in the unit a reader thinks in (µs, ms, s, min, h), 3 significant digits.
+NOMINAL_DIGITS = 2
+"""Significant digits of numbers computed from a model's nominal parameter count (Qwen-Image's "20B", Wan's
+"14B", a "7B" text encoder carry two at most): its lower-bound times and FLOPs per pass."""
 
-    `.value` is in that unit (`.unit`): 0.178 s -> Num(178, unit="ms").
+
+def _duration(seconds: float) -> Num:
+    """A time in `NOMINAL_DIGITS` significant digits, in the smallest unit (µs, ms, s, min, h) whose integer part
+    needs no more digits than that (the format rule never rounds an integer part away).
+
+    `.value` is in that unit (`.unit`): 0.178 s -> Num(0.178, unit="s"), shown "0.18 s"; 0.0128 s -> "13 ms".
     """
-    for limit, scale, unit in ((1e-3, 1e6, "µs"), (1.0, 1e3, "ms"), (120.0, 1.0, "s"), (7200.0, 1 / 60, "min")):
-        if seconds < limit:
-            return Num(seconds * scale, 3, unit)
-    return Num(seconds / 3600, 3, "h")
+    for scale, unit in ((1e6, "µs"), (1e3, "ms"), (1.0, "s"), (1 / 60, "min")):
+        if seconds * scale < 10**NOMINAL_DIGITS:
+            return Num(seconds * scale, NOMINAL_DIGITS, unit)
+    return Num(seconds / 3600, NOMINAL_DIGITS, "h")
+
+
+def _nominal_flops(flops: float) -> SI:
+    """FLOPs computed from a nominal parameter count, rounded to `NOMINAL_DIGITS` significant digits (176e12 ->
+    180 TFLOP: the format rule would print every digit of an integer part)."""
+    return SI(float(f"{flops:.{NOMINAL_DIGITS}g}"), "FLOP")
 
 
 def _link(url: str) -> Text:
@@ -261,7 +273,7 @@ def qwen_image_example_tokens() -> Int:
 @fact
 def qwen_image_example_pass_flops() -> SI:
     """FLOPs of one Qwen-Image denoiser pass at the example size: 2·params·tokens + attention."""
-    return SI(_qwen_example().per_pass.flops, "FLOP")
+    return _nominal_flops(_qwen_example().per_pass.flops)
 
 
 @fact
@@ -503,7 +515,7 @@ def wan_14b_attention_share() -> Pct:
 @fact
 def wan_14b_pass_flops() -> SI:
     """FLOPs of one Wan 2.1 14B denoiser pass over its default clip."""
-    return SI(_wan().per_pass.flops, "FLOP")
+    return _nominal_flops(_wan().per_pass.flops)
 
 
 @fact

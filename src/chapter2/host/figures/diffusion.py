@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import diffusion
+from ...format import sig
 from . import figure
 
 MODEL, SIZE, GPU, FEW = "Qwen-Image", 1024, "H100-SXM", (4, 8)
@@ -14,12 +15,12 @@ def _cost(steps, guidance):
 
 def _alt() -> str:
     full = _cost(50, True)
-    few = "; ".join(f"{s} steps without guidance {_cost(s, False).time:.1f} s "
+    few = "; ".join(f"{s} steps without guidance {sig(_cost(s, False).time, 2)} s "
                     f"({100 * diffusion.few_step_saving(50, True, s, False):.0f} % fewer passes)" for s in FEW)
     return (f"Two panels against the number of denoising steps, 1 to 60. Left: denoiser forward passes, a line of "
             f"slope 2 with classifier-free guidance (50 steps make {full.passes} passes) and a line of slope 1 "
             f"without. Right: lower-bound seconds for one {SIZE} by {SIZE} {MODEL} image on an {GPU}, "
-            f"{full.pass_time:.2f} s per pass, so {full.time:.1f} s for 50 guided steps; few-step markers: {few}.")
+            f"{sig(full.pass_time, 2)} s per pass, so {sig(full.time, 2)} s for 50 guided steps; few-step markers: {few}.")
 
 
 @figure("diffusion_passes", alt=_alt())
@@ -36,11 +37,11 @@ def diffusion_figure():
     ax_passes.annotate(f"50 steps → {full.passes} passes", (50, full.passes), xytext=(0, -28),
                        textcoords="offset points", fontsize=9, ha="center")
     ax_time.plot([50], [full.time], marker="o", color="#8a8f98")
-    notes = [f"50 steps, guided: {full.time:.1f} s"]
+    notes = [f"50 steps, guided: {sig(full.time, 2)} s"]
     for few in FEW:
         cost = _cost(few, False)
         ax_time.plot([few], [cost.time], marker="s", color="#2ca58d")
-        notes.append(f"{few} steps, one pass each: {cost.time:.1f} s "
+        notes.append(f"{few} steps, one pass each: {sig(cost.time, 2)} s "
                      f"(−{100 * diffusion.few_step_saving(50, True, few, False):.0f} % passes)")
     ax_time.text(0.03, 0.97, "\n".join(notes), transform=ax_time.transAxes, va="top", fontsize=8)
     ax_passes.set(title="denoiser forward passes", xlabel="steps")

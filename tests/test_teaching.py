@@ -1,0 +1,307 @@
+"""Teaching structure of sections 2.1, 2.3, 2.4 and 2.5: why first, things to remember last, one notation,
+collapsed detail, the pictures of an image pipeline, and ideas linked across the chapter map.
+
+These are structural tests on the Markdown sources (and the page layer); the browser tests measure the
+built pages.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from chapter2 import pages
+from chapter2.pages import chapter_map, fact_refs, notation
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+MY_PAGES = ("neural-networks.md", "image-generation.md", "bottlenecks.md", "attention.md")
+
+FACT = re.compile(r"\{\{\s*fact:\s*[\w.]+\s*\}\}")
+INLINE_MATH = re.compile(r"\\\((.+?)\\\)", re.S)
+DISPLAY_MATH = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)
+
+
+def _text(page: str) -> str:
+    return (DOCS / page).read_text()
+
+
+def _blocks(page: str) -> list[str]:
+    """The page's top-level Markdown blocks (separated by blank lines), title excluded."""
+    body = _text(page).split("\n", 1)[1]
+    return [b.strip("\n") for b in re.split(r"\n\s*\n", body) if b.strip()]
+
+
+def _sentences(paragraph: str) -> list[str]:
+    plain = FACT.sub("N", INLINE_MATH.sub("x", re.sub(r"\]\([^)]*\)", "]", paragraph)))
+    plain = re.sub(r"\*\*Why this matters\.\*\*", "", plain)
+    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(plain.split())) if s.strip()]
+
+
+def _section(page: str, heading: str) -> str:
+    text = _text(page)
+    start = text.index(f"\n## {heading}\n")
+    nxt = text.find("\n## ", start + 1)
+    return text[start:] if nxt < 0 else text[start:nxt]
+
+
+def _collapsed_lines(page: str) -> set[int]:
+    """Line numbers inside collapsible blocks: `??? note` blocks (their indented body) and <details> ... </details>."""
+    lines = _text(page).split("\n")
+    inside, in_admonition, in_details = set(), False, False
+    for i, line in enumerate(lines):
+        if in_details:
+            inside.add(i)
+            in_details = not line.startswith("</details>")
+            continue
+        if line.startswith("<details"):
+            in_details = True
+            inside.add(i)
+            continue
+        if line.startswith("??? "):
+            in_admonition = True
+            inside.add(i)
+            continue
+        if in_admonition:
+            if line.strip() and not line.startswith("    "):
+                in_admonition = False
+            else:
+                inside.add(i)
+    return inside
+
+
+# ------------------------------------------------------------------ why first, things to remember last
+
+
+@pytest.mark.parametrize("page", MY_PAGES)
+def test_page_opens_with_why_an_inference_engineer_should_care(page):
+    first = _blocks(page)[0]
+    assert first.startswith("**Why this matters.**"), first[:80]
+    assert 2 <= len(_sentences(first)) <= 3, _sentences(first)
+
+
+@pytest.mark.parametrize("page", MY_PAGES)
+def test_page_closes_with_three_to_five_things_to_remember(page):
+    text = _text(page)
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    main = [h for h in headings if not h.startswith("Appendix")]
+    assert main[-1] == "Things to remember", headings
+    assert all(h.startswith("Appendix") for h in headings[headings.index("Things to remember") + 1:])
+    section = _section(page, "Things to remember")
+    items = re.findall(r"^- ", section, re.M)
+    assert 3 <= len(items) <= 5, len(items)
+    # every number in the list is a fact (or a symbol inside math), never typed by hand
+    plain = INLINE_MATH.sub("", FACT.sub("", section))
+    plain = re.sub(r"\]\([^)]*\)", "]", plain)
+    for name in ("Llama 3.1 8B", "Mistral 7B", "Mamba-2", "Wan 2.1", "section 2.4", "H100", "FP16", "BF16", "FP8"):
+        plain = plain.replace(name, "")
+    assert not re.search(r"\d", plain.replace("## Things to remember", "")), plain
+    assert len(fact_refs(section)) >= 3
+
+
+def test_the_last_section_closes_on_the_chapters_through_line():
+    section = " ".join(_section("attention.md", "Things to remember").split())
+    assert "Prefill is compute bound and decode is memory bound" in section
+    assert "FlashAttention changes the bytes of prefill attention, not decode's" in section
+    assert "A sliding window changes the \\(N^2\\) term and the KV cache" in section
+    assert "State-space layers replace the cache with a fixed state" in section
+    # the benchmark instructions sit in an appendix after it, collapsed
+    text = _text("attention.md")
+    assert text.index("## Things to remember") < text.index("## Appendix: measured on this machine")
+    collapsed = _collapsed_lines("attention.md")
+    lines = text.split("\n")
+    for marker in ("bash scripts/device_check.sh", "<!-- figure: measured_roofline -->", "TRITON_INTERPRET=1"):
+        at = next(i for i, line in enumerate(lines) if marker in line)
+        assert at in collapsed, marker
+
+
+# ------------------------------------------------------------------ one notation
+
+
+def test_no_symbol_has_two_meanings():
+    seen: dict[str, str] = {}
+    for row in notation.SYMBOLS:
+        for symbol in notation.symbols(row.tex):
+            assert symbol not in seen, f"{symbol} means both {seen[symbol]!r} and {row.meaning!r}"
+            seen[symbol] = row.meaning
+        assert row.scope == notation.CHAPTER or re.fullmatch(r"2\.\d", row.scope)
+    # bold Mamba letters are kept apart from A, B, D (attention weights, batch, hidden size)
+    assert {"A", "B", "D", "\\mathbf{A}", "\\mathbf{B}_t", "\\mathbf{D}"} <= set(seen)
+    assert seen["P"] == "parameters (a count)" and seen["A"].startswith("attention weights")
+
+
+def _math(page: str) -> list[str]:
+    text = FACT.sub("1", _text(page))
+    return INLINE_MATH.findall(text) + DISPLAY_MATH.findall(text)
+
+
+def _letters(tex: str) -> set[str]:
+    """The single-letter symbols of a TeX fragment: words in \\text{...} and commands left out."""
+    tex = re.sub(r"\\(text|operatorname|mathrm)\{[^{}]*\}(_\{[^{}]*\}|_\w)?", " ", tex)  # names, with their subscripts
+    tex = re.sub(r"\\mathbf\{(\w)\}", r"BOLD\1", tex)
+    tex = re.sub(r"\\[A-Za-z]+", " ", tex)
+    return {m for m in re.findall(r"(?<![A-Za-z])(BOLD[A-Z]|[A-Za-z])(?![A-Za-z])", tex)}
+
+
+ALLOWED_EXTRA = {"e"}  # Euler's number in exp and e^{-x}
+
+
+@pytest.mark.parametrize("page", MY_PAGES)
+def test_pages_use_only_the_chapters_symbols(page):
+    letters = set()
+    for row in notation.SYMBOLS:
+        for symbol in notation.symbols(row.tex):
+            letters |= _letters(symbol)
+    used = set().union(*(_letters(m) for m in _math(page)))
+    unknown = used - letters - ALLOWED_EXTRA
+    assert not unknown, f"{page} uses symbols the notation table does not define: {sorted(unknown)}"
+
+
+@pytest.mark.parametrize("page", [p for p in MY_PAGES if p != "neural-networks.md"])
+def test_section_2_1_local_letters_stay_there(page):
+    local = {s for row in notation.SYMBOLS if row.scope == "2.1" for s in notation.symbols(row.tex)}
+    used = set().union(*(_letters(m) for m in _math(page)))
+    assert not used & local, f"{page} uses 2.1's matmul letters {sorted(used & local)}"
+
+
+@pytest.mark.parametrize("page", MY_PAGES)
+def test_softmax_output_is_never_p(page):
+    text = _text(page)
+    assert not re.search(r"P\s*=\s*(\\operatorname\{)?softmax", text)
+    assert "\\(P\\) in HBM" not in text and "\\(S\\) and\n\\(P\\)" not in text
+    # P appears in math only as the parameter count
+    for m in _math(page):
+        if "P" in _letters(m):
+            assert "softmax" not in m, m
+
+
+@pytest.mark.parametrize("page", MY_PAGES)
+def test_each_page_links_the_notation_table_before_its_first_display_equation(page):
+    text = _text(page)
+    link = text.find("(chapter-map.md#notation)")
+    assert link > 0, f"{page} does not link the notation table"
+    # the first math that uses one of the chapter's symbols (not only words in \text{...})
+    body = FACT.sub("1", text)
+    link = body.find("(chapter-map.md#notation)")
+    spans = [(m.start(), m.group(1)) for m in INLINE_MATH.finditer(body)]
+    spans += [(m.start(), m.group(1)) for m in DISPLAY_MATH.finditer(body)]
+    first = min(at for at, tex in spans if _letters(tex))
+    assert link < first + 600, f"{page}: the notation link comes long after the first symbol"
+
+
+def test_the_ssm_snippet_uses_the_chapters_letters():
+    source = (ROOT / "snippets" / "attn_selective_scan.py").read_text()
+    assert "N, channels, n_state = 512, 16, 8" in source
+    assert not re.search(r"^L, D, N =", source, re.M)
+    assert "assert h.shape == h_next.shape == (channels, n_state)" in source
+
+
+def test_attention_snippet_and_steps_say_a_for_the_weights():
+    source = (ROOT / "snippets" / "attention_intensity.py").read_text()
+    assert '"A = softmax(S)"' in source and "P = softmax" not in source
+    assert "P = softmax" not in pages.text("bottlenecks.attention_steps_table")
+    assert "P = softmax" not in pages.text("attention.flash_attention_steps_table")
+
+
+def test_the_bias_is_c_because_b_counts_bytes():
+    text = _text("neural-networks.md")
+    assert "y = x W^\\top + c" in text and "+ b \\qquad" not in text
+    assert "W_2(W_1 x + c_1) + c_2" in text
+    assert "for w, c in layers" in (ROOT / "snippets" / "collapse_linear.py").read_text()
+
+
+# ------------------------------------------------------------------ readable length
+
+
+@pytest.mark.parametrize("page", MY_PAGES)
+def test_source_listings_are_collapsed(page):
+    lines = _text(page).split("\n")
+    collapsed = _collapsed_lines(page)
+    for i, line in enumerate(lines):
+        if "--8<--" in line:
+            assert i in collapsed, f"{page}:{i + 1}: a source listing outside a collapsible block"
+
+
+def test_the_attention_count_is_derived_in_full_only_in_2_4():
+    assert "{{ fact: bottlenecks.attention_steps_table }}" in _text("bottlenecks.md")
+    text = _text("attention.md")
+    at = next(i for i, line in enumerate(text.split("\n")) if "attention.flash_attention_steps_table" in line)
+    assert at in _collapsed_lines("attention.md")
+    assert "counted standard attention step by step" in text  # and it refers to 2.4's count
+    assert "(bottlenecks.md#242-llm-bottlenecks)\ncounted standard attention" in text
+
+
+def test_2_3_previews_the_compute_bound_verdict_before_using_it():
+    text = _text("image-generation.md")
+    preview = text.index("**compute bound** when")
+    first_use = min(m.start() for m in re.finditer(r"compute[ -]bound", text) if m.start() != preview + 2)
+    assert preview < first_use
+    assert "[Section 2.4](bottlenecks.md#243-image-bottlenecks)" in text[preview - 400:preview + 400]
+
+
+def test_2_1_previews_prefill_and_decode_before_using_them():
+    text = _text("neural-networks.md")
+    preview = text.index("**prefill** runs")
+    assert preview < text.index("(a decode step)") or preview < text.index("With one token")
+
+
+# ------------------------------------------------------------------ the image pipeline as pictures
+
+
+def test_the_new_figures_exist_with_alt_text_and_are_placed():
+    from chapter2.host import figures
+
+    figures._discover()
+    for name, page, numbers in (
+        ("latent_pipeline", "image-generation.md",
+         ("1024 × 1024 × 3", "3,145,728 values", "128 × 128 × 16", "64 × 64 grid of 2 × 2 patches", "4,096 tokens")),
+        ("guidance_steps", "image-generation.md", ("50 steps × 2 passes = 100 forward passes", "with the prompt")),
+    ):
+        assert name in figures.REGISTRY
+        alt = figures.alt_text(name)
+        assert len(alt) > 200
+        for n in numbers:
+            assert n in alt, (name, n)
+        assert f"<!-- figure: {name} -->" in _text(page)
+
+
+def test_pipeline_figure_numbers_come_from_the_model():
+    from chapter2.host.figures.diffusion import latent_pipeline_sizes
+
+    s = latent_pipeline_sizes()
+    # Qwen-Image: VAE 8x per side, 16 latent channels, 2 x 2 patches (its transformer and VAE configs)
+    assert (s["latent_side"], s["channels"], s["grid"], s["tokens"]) == (1024 // 8, 16, 1024 // 16, 64 * 64)
+    assert s["values_per_token"] == 16 * 2 * 2 and s["pixel_values"] == 12 * s["latent_values"]
+    assert str(s["tokens"]) == str(pages.value("image_generation.qwen_image_example_tokens").value)
+
+
+def test_guided_strip_counts_two_passes_per_step():
+    from chapter2.host.figures.diffusion import guided_steps
+
+    steps, passes, drawn = guided_steps()
+    assert passes == 2 * steps and drawn[0] == 1 and drawn[-1] == steps
+
+
+# ------------------------------------------------------------------ one idea across sections
+
+
+def _leaf(module: str, anchor: str, contains: str):
+    s = next(s for s in chapter_map.sections() if s.module == module)
+    return next(leaf for leaf in s.leaves if leaf.anchor == anchor and contains in leaf.text)
+
+
+def test_ideas_link_leaves_across_sections():
+    assert _leaf("bottlenecks", "242-llm-bottlenecks", "Prefill").idea == "prefill"
+    assert _leaf("bottlenecks", "242-llm-bottlenecks", "Decode").idea == "decode"
+    assert _leaf("attention", "decode-attention-stays-memory-bound", "Decode").idea == "decode"
+    assert _leaf("attention", "flashattention", "FlashAttention").idea == "attention cost"
+    assert _leaf("attention", "sliding-window-attention", "Sliding").idea == "attention cost"
+    assert _leaf("neural_networks", "211-linear-layers-and-matmul", "matmul").idea == "arithmetic intensity"
+    assert _leaf("bottlenecks", "241-opsbyte-and-arithmetic-intensity", "Ops:byte").idea == "arithmetic intensity"
+    sections = [s.module for s in chapter_map.sections()]
+    links = {((sections[a], b), (sections[c], d)) for (a, b), (c, d) in chapter_map.idea_links()}
+    crossing = {(x[0], y[0]) for x, y in links}
+    assert ("bottlenecks", "attention") in crossing  # decode: 2.4 -> 2.5
+    assert ("neural_networks", "bottlenecks") in crossing  # arithmetic intensity: 2.1 -> 2.4
