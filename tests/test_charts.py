@@ -255,3 +255,11 @@ def test_redraw_is_cheap_in_cpython():
         for _ in range(3):
             calculators.compute_json(name, "{}")
         assert (time.perf_counter() - t0) / 3 < 0.05, name
+
+
+def test_marks_outside_a_fixed_range_are_left_out():
+    spec = charts.ChartSpec("x", "y", x_range=(0, 10), y_range=(0, 1))
+    data = charts.chart([charts.series("s", [0, 20], [0, 2])], [charts.point(5, 0.5), charts.point(50, 0.5)],
+                        [charts.rule("x", 50, "far"), charts.rule("x", 5, "near")])
+    svg = charts.render(spec, data, uid="t", title="Clipped")
+    assert svg.count("c2-chart__pt") == 1 and "near" in svg and ">far<" not in svg

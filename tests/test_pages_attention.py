@@ -608,17 +608,22 @@ def test_memory_hierarchy_table_rows():
     assert rows["MI300X"][1:5] == ["304 CUs", "64 KiB (LDS)", "19 MiB", "32 MiB (+ 256 MiB L3)"]
     # the B200's datasheet gives no on-chip figure: nothing is filled in
     assert rows["B200"][1:5] == ["–"] * 4
-    assert "[FlashAttention paper](https://arxiv.org/abs/2205.14135)" in a100[-1]
-    assert len(table.rows) == 7
+    assert len(table.rows) == 7 and len(table.header) == 8
+    sources = str(att.memory_hierarchy_sources())
+    assert "A100-SXM [whitepaper](https://images.nvidia.com/" in sources
+    assert "[FlashAttention paper](https://arxiv.org/abs/2205.14135)" in sources
+    assert "B200" not in sources  # no on-chip figure, no source
+    assert "MI300X [ROCm specs](https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html)" in sources
 
 
 def test_vocabulary_comes_before_the_first_kernel_words():
-    """Block/tile, program, grid, SM, HBM and SRAM are defined (a definition list) before FlashAttention uses them."""
+    """Block/tile, program, grid, SM, HBM and SRAM are defined (a list of terms) before FlashAttention uses them."""
     page = (ROOT / "docs" / att.PAGE).read_text()
     defs = page.index("## The GPU's memory hierarchy")
     flash = page.index("## FlashAttention")
     block = page[defs:flash]
-    for term in ("HBM\n:", "SM\n:", "SRAM (shared memory) and L2\n:", "Block, tile\n:", "Program, grid\n:"):
+    for term in ("- **HBM**:", "- **SM**:", "- **SRAM (shared memory) and L2**:", "- **Block, tile**:",
+                 "- **Program, grid**:"):
         assert term in block, term
     assert "thread block" in block  # program = CUDA thread block
     for word in ("program", "grid", "SRAM", "tile"):  # first used inside the definitions, not before

@@ -346,7 +346,12 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     out.append("</g>")
     # rules and markers
     n_top = n_bottom = 0
+    def inside(x, y):  # marks outside a fixed range are left out (the lines are clipped)
+        return x0 - 1 <= x <= x1 + 1 and y1 - 1 <= y <= y0 + 1
+
     for r in data["rules"]:
+        if not inside(xa(r["at"]) if r["axis"] == "x" else x0, ya(r["at"]) if r["axis"] == "y" else y0):
+            continue
         if r["axis"] == "x":  # labels of vertical rules stack from the top (or the bottom), one line each
             x = xa(r["at"])
             right = x > x0 + 0.7 * (x1 - x0)
@@ -364,8 +369,9 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
                 out.append(f'<text x="{x1 - 4}" y="{_f(y + 13 if below else y - 4)}" fill="currentColor" '
                            f'text-anchor="end">{e(r["label"])}</text>')
     for p in data["points"]:
-        out.append(f'<circle class="c2-chart__pt" cx="{_f(xa(p["x"]))}" cy="{_f(ya(p["y"]))}" r="5" '
-                   f'fill="{_color(p.get("color"), -1)}" stroke="#fff" stroke-width="1.5"/>')
+        if inside(xa(p["x"]), ya(p["y"])):
+            out.append(f'<circle class="c2-chart__pt" cx="{_f(xa(p["x"]))}" cy="{_f(ya(p["y"]))}" r="5" '
+                       f'fill="{_color(p.get("color"), -1)}" stroke="#fff" stroke-width="1.5"/>')
     out.append("</svg>")
     # legend: HTML text, wraps on a phone
     keys = [(s["label"], _key(s["kind"], _color(s.get("color"), i), s.get("dash", False)))

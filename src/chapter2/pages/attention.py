@@ -179,7 +179,7 @@ def memory_hierarchy_table() -> Table:
     """Every catalog GPU's memory hierarchy: SMs (AMD: compute units), the most shared memory per SM (AMD: LDS
     per CU) and all SMs together, the L2 cache (and MI300X's L3), HBM capacity and bandwidth, and on-chip SRAM
     bandwidth where a source estimates it, by catalog key; "–" where the catalog's documents publish no figure (gpus.json
-    `on_chip.not_published` says why), and links to the sources of the on-chip figures."""
+    `on_chip.not_published` says why). Their sources: `memory_hierarchy_sources`."""
     rows = []
     for g in hardware.GPUS.values():
         chip = g.on_chip
@@ -192,12 +192,22 @@ def memory_hierarchy_table() -> Table:
         if chip.l3_bytes is not None:
             l2 += f" (+ {_binary(chip.l3_bytes)} L3)"
         sram = _NOT_PUBLISHED if chip.sram_bandwidth is None else f"about {Num(chip.sram_bandwidth / hardware.TERA, 2)} TB/s"
-        links = ", ".join(f"[{_on_chip_source_label(u)}]({u})" for u in dict.fromkeys(chip.sources.values()))
         rows.append((Text(g.key), Text(sms), Text(per_sm), Text(_NOT_PUBLISHED if total is None else str(_binary(total))),
-                     Text(l2), Num(g.memory_gb, 4, "GB"), Num(g.bandwidth_tb_s, 4, "TB/s"), Text(sram),
-                     Text(links or _NOT_PUBLISHED)))
+                     Text(l2), Num(g.memory_gb, 4, "GB"), Num(g.bandwidth_tb_s, 4, "TB/s"), Text(sram)))
     return Table(("GPU", "SMs", "Shared memory per SM", "All SMs", "L2 cache", "HBM", "HBM bandwidth",
-                  "SRAM bandwidth", "On-chip sources"), tuple(rows), align="lrrrrrrrl")
+                  "SRAM bandwidth"), tuple(rows), align="lrrrrrrr")
+
+
+@fact
+def memory_hierarchy_sources() -> Text:
+    """Links to the documents the memory-hierarchy table's on-chip figures come from, by GPU (gpus.json
+    `on_chip` sources); GPUs without an on-chip figure are left out."""
+    parts = []
+    for g in hardware.GPUS.values():
+        urls = dict.fromkeys(g.on_chip.sources.values())
+        if urls:
+            parts.append(f"{g.key} " + ", ".join(f"[{_on_chip_source_label(u)}]({u})" for u in urls))
+    return Text("; ".join(parts))
 
 
 @fact
