@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -185,6 +186,16 @@ def on_page_markdown(markdown, page, config, files):
         return directives.expand(markdown, page_path=page.file.src_uri, root=ROOT, snippet_cache=_state["snippets"], pages=pages)
     except directives.DirectiveError as err:
         raise PluginError(str(err)) from err
+
+
+# What the search index leaves out (Material skips elements marked data-search-exclude): TeX source,
+# calculator forms and results, and snippet outputs. Every page loads the index, so it is page weight;
+# and readers search prose, not numbers of default inputs.
+SEARCH_EXCLUDE = re.compile(r'<(span|div) class="(arithmatex|c2-calc)"|<pre class="c2-snippet__output"')
+
+
+def on_page_content(html, page, config, files):
+    return SEARCH_EXCLUDE.sub(lambda m: m.group(0) + " data-search-exclude", html)
 
 
 def on_post_page(output, page, config):

@@ -48,7 +48,8 @@ SITE_DIR = "assets/vendor/katex"  # where the stylesheet and its fonts go in the
 # In a page's Markdown (the syntax mkdocs.yml enables): $$...$$, \[...\], \(...\)
 SOURCE = re.compile(r"\$\$.+?\$\$|\\\[.+?\\\]|\\\(.+?\\\)", re.S)
 # In a built page (arithmatex's generic output): <span class="arithmatex">\(TeX\)</span>, <div ...>\[TeX\]</div>
-TYPESET = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.S)
+# (the build marks them `data-search-exclude`: search shows prose, not TeX source; build_site.on_page_content)
+TYPESET = re.compile(r'<(span|div) class="arithmatex"(?: data-search-exclude)?>(.*?)</\1>', re.S)
 DELIMITERS = {"span": ("\\(", "\\)"), "div": ("\\[", "\\]")}
 
 TEX_SPECIAL = {"\\": r"\textbackslash ", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
