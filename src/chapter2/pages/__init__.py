@@ -30,7 +30,7 @@ from collections.abc import Callable
 from ..format import show
 
 # The section modules, in chapter order. `summary`-type content (notation, map, cards) comes last.
-SECTIONS = ("neural_networks", "llm_inference", "image_generation", "bottlenecks", "attention",
+SECTIONS = ("neural_networks", "llm_architecture", "llm_inference", "image_generation", "bottlenecks", "attention",
             "notation", "chapter_map", "recall")
 
 FACT_REF = re.compile(r"\{\{\s*fact:\s*([\w.]+)\s*\}\}")

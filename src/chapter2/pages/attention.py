@@ -191,11 +191,12 @@ def memory_hierarchy_table() -> Table:
         l2 = _NOT_PUBLISHED if chip.l2_bytes is None else str(_binary(chip.l2_bytes))
         if chip.l3_bytes is not None:
             l2 += f" (+ {_binary(chip.l3_bytes)} L3)"
-        sram = _NOT_PUBLISHED if chip.sram_bandwidth is None else f"about {Num(chip.sram_bandwidth / hardware.TERA, 2)} TB/s"
+        sram = _NOT_PUBLISHED if chip.sram_bandwidth is None else f"≈ {Num(chip.sram_bandwidth / hardware.TERA, 2)} TB/s"
+        hbm = f"{Num(g.memory_gb, 4, 'GB')}, {Num(g.bandwidth_tb_s, 4, 'TB/s')}"
         rows.append((Text(g.key), Text(sms), Text(per_sm), Text(_NOT_PUBLISHED if total is None else str(_binary(total))),
-                     Text(l2), Num(g.memory_gb, 4, "GB"), Num(g.bandwidth_tb_s, 4, "TB/s"), Text(sram)))
-    return Table(("GPU", "SMs", "Shared memory per SM", "All SMs", "L2 cache", "HBM", "HBM bandwidth",
-                  "SRAM bandwidth"), tuple(rows), align="lrrrrrrr")
+                     Text(l2), Text(sram), Text(hbm)))
+    return Table(("GPU", "SMs", "Shared memory per SM", "All SMs", "L2 cache", "SRAM bandwidth",
+                  "HBM: size, bandwidth"), tuple(rows), align="lrrrrrr")
 
 
 @fact

@@ -14,7 +14,8 @@ from types import ModuleType
 from . import Card, Leaf
 
 # The section pages of the chapter, in order (module names in chapter2.pages).
-SECTION_MODULES = ("neural_networks", "llm_inference", "image_generation", "bottlenecks", "attention")
+SECTION_MODULES = ("neural_networks", "llm_architecture", "llm_inference", "image_generation", "bottlenecks",
+                   "attention")
 
 
 @dataclass(frozen=True)

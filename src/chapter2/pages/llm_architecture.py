@@ -1,0 +1,668 @@
+"""Facts of section 2.2, first page: inside the model (docs/llm-architecture.md).
+
+The page opens the model before the next page (docs/llm-inference.md, `pages.llm_inference`) serves a
+request with it: config.json and the class name, the transformer block, attention (queries, keys,
+values, heads, grouped-query attention, the causal mask and why a KV cache exists, what one token adds
+to it, multi-head latent attention) and mixture of experts.
+
+Model sizes come from the shipped config.json files (`chapter2.models.load_config`, counted by
+`ModelConfig.params()`); attention and MoE numbers from `chapter2.attention` and `chapter2.moe`. The
+inputs of the worked examples (the LoRA rank, the sequence lengths, the batch sizes, ...) are the
+constants below, and each one the page prints is a fact too. The helpers `decimals`, `share`,
+`billions`, `kind_counts` and `cached_per_layer` are shared with `pages.llm_inference`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import attention, moe
+from ..format import Bytes, Int, Num, Pct, Table, Text, Times
+from ..models import FAMILIES, ModelConfig, describe_architecture, list_configs, load_config
+from . import Card, Leaf, fact
+
+PAGE = "llm-architecture.md"
+TITLE = "2.2 Inside an LLM"
+
+# -- inputs of the worked examples ---------------------------------------------------------
+ARCHITECTURE_EXAMPLE = "Qwen3MoeForCausalLM"
+LORA_RANK = 16
+CAUSAL_EXAMPLE_TOKENS = 8  # the causal-mask figure's sequence length
+CACHE_PROMPT_TOKENS, CACHE_DECODE_TOKENS = 1_000, 1_000  # decoding with and without the KV cache
+COVERAGE_MOST, COVERAGE_NEARLY_ALL = 0.9, 0.99  # shares of experts a batch touches
+MOE_DECODE_BATCH = 256
+# The chapter outline's rule of thumb: "MoE tends to appear above roughly 100B parameters, while small
+# models stay dense" (chapter 2, section 2.2.4).
+MOE_RULE_OF_THUMB_PARAMS = 100e9
+QWEN3_MOE = moe.QWEN3_235B_A22B  # the MoE part of Qwen3-235B-A22B's config.json
+LLAMA = "Llama-3.1-8B"
+
+
+# -- helpers (also used by pages.llm_inference) ------------------------------------------------
+def cfg(name: str) -> ModelConfig:
+    return load_config(name)
+
+
+def decimals(x: float, places: int, unit: str = "") -> Num:
+    """`x` rounded to `places` decimals (trailing zeros dropped), as a `Num`."""
+    magnitude = math.floor(math.log10(abs(x))) if x else 0
+    return Num(x, max(1, magnitude + 1 + places), unit)
+
+
+def share(fraction: float, places: int = 1) -> Pct:
+    """`fraction` as a percentage with `places` decimals (trailing zeros dropped)."""
+    pct = 100 * fraction
+    magnitude = math.floor(math.log10(abs(pct))) if pct else 0
+    return Pct(fraction, max(1, magnitude + 1 + places))
+
+
+def billions(n: int, places: int = 1) -> Num:
+    return decimals(n / 1e9, places)
+
+
+def kind_counts(c: ModelConfig) -> str:
+    """'18 full + 18 sliding (128)': the attention layers of a config by kind, with windows and chunks."""
+    parts = []
+    for kind, label, window in (("full_attention", "full", None), ("sliding_attention", "sliding", c.sliding_window),
+                                ("chunked_attention", "chunked", c.attention_chunk_size)):
+        n = c.kinds.count(kind)
+        if n:
+            parts.append(f"{n} {label}" + (f" ({window:,})" if window else ""))
+    return " + ".join(parts) + (" (MLA)" if c.uses_mla else "")
+
+
+def cached_per_layer(c: ModelConfig) -> str:
+    """What one layer caches per token: K and V per KV head, or MLA's latent and RoPE key."""
+    if c.uses_mla:
+        return f"latent {c.kv_lora_rank} + RoPE key {c.qk_rope_head_dim} = {c.kv_cache_elements_per_token(0):,}"
+    return f"2 × {c.num_key_value_heads} × {c.head_dim} = {c.kv_cache_elements_per_token(0):,}"
+
+
+def _llama_q_proj() -> tuple[int, int]:
+    """(out, in) of Llama 3.1 8B's query projection: query heads x head_dim, hidden size."""
+    c = cfg(LLAMA)
+    return c.num_attention_heads * c.head_dim, c.hidden_size
+
+
+def _cache_pairs() -> tuple[int, int]:
+    """Query-key pairs scored while decoding CACHE_DECODE_TOKENS tokens after the prompt: (with, without cache)."""
+    lengths = range(CACHE_PROMPT_TOKENS + 1, CACHE_PROMPT_TOKENS + CACHE_DECODE_TOKENS + 1)
+    with_cache = sum(attention.attended_pairs(1, t, causal=True) for t in lengths)
+    without = sum(attention.attended_pairs(t, causal=True) for t in lengths)
+    return with_cache, without
+
+
+def _moe_step(n_tokens: int, dtype: str = "bf16") -> moe.MoeDecodeStep:
+    s = QWEN3_MOE
+    return moe.moe_decode_step(s.n_experts, s.k, n_tokens, expert_params=s.expert_params, n_layers=s.n_layers,
+                               dtype=dtype)
+
+
+def _configs() -> list[ModelConfig]:
+    return [cfg(n) for n in list_configs()]
+
+
+# -- 2.2.1 and 2.2.2 architecture and transformer blocks -------------------------------------------
+@fact
+def example_architecture_family() -> Text:
+    """The family `describe_architecture` reads from the class name Qwen3MoeForCausalLM."""
+    return Text(describe_architecture(ARCHITECTURE_EXAMPLE).family)
+
+
+@fact
+def example_architecture_is_moe() -> Text:
+    """Whether `describe_architecture` reads Qwen3MoeForCausalLM as a mixture of experts ("yes"/"no")."""
+    return Text("yes" if describe_architecture(ARCHITECTURE_EXAMPLE).is_moe else "no")
+
+
+@fact
+def example_architecture_task() -> Text:
+    """The task `describe_architecture` reads from the class name's head ("ForCausalLM")."""
+    return Text(describe_architecture(ARCHITECTURE_EXAMPLE).task)
+
+
+@fact
+def lora_rank() -> Int:
+    """The LoRA rank of the example."""
+    return Int(LORA_RANK)
+
+
+@fact
+def llama_8b_q_proj_shape() -> Text:
+    """Llama 3.1 8B's query projection weight, out x in = (query heads x head_dim) x hidden size."""
+    n, k = _llama_q_proj()
+    return Text(f"{n:,} × {k:,}")
+
+
+@fact
+def lora_q_proj_params() -> Int:
+    """Numbers a rank-16 LoRA adapter trains on the query projection: W_up (out x r) plus W_down (r x in)."""
+    n, k = _llama_q_proj()
+    return Int(LORA_RANK * (n + k))
+
+
+@fact
+def llama_8b_q_proj_params() -> Int:
+    """Weights of Llama 3.1 8B's query projection, out x in."""
+    n, k = _llama_q_proj()
+    return Int(n * k)
+
+
+@fact
+def lora_q_proj_share() -> Pct:
+    """The LoRA adapter's size as a share of the query projection: r·(out + in) / (out·in)."""
+    n, k = _llama_q_proj()
+    return Pct(LORA_RANK * (n + k) / (n * k), 2)
+
+
+@fact
+def model_configs_table() -> Table:
+    """Every shipped config: class, layers, hidden size, heads, what one layer caches per token, its layers by
+    attention kind, vocabulary, total and active parameters (billions; language model only for the multimodal
+    releases). For MLA the KV-heads column says "latent": its cache is one latent per layer, not per-head K and V."""
+    rows = []
+    for c in _configs():
+        p = c.params()
+        heads = f"{c.num_attention_heads} / latent" if c.uses_mla else f"{c.num_attention_heads} / {c.num_key_value_heads}"
+        rows.append((Text(c.name), Text(f"`{c.architecture}`"), Int(c.num_hidden_layers), Int(c.hidden_size),
+                     Text(heads), Text(cached_per_layer(c)), Text(kind_counts(c)), Int(c.vocab_size),
+                     billions(p.total), billions(p.active)))
+    header = ("model", "architecture", "layers", "hidden", "query / KV heads", "cached per token and layer",
+              "layers by attention kind", "vocabulary", "total (billions)", "active (billions)")
+    return Table(header, tuple(rows), align="llrrrllrrr")
+
+
+@fact
+def supported_families() -> Text:
+    """The model families `ModelConfig` reads exactly (`chapter2.models.FAMILIES`), as a list of names."""
+    return Text(", ".join(f.label for f in FAMILIES))
+
+
+@fact
+def llama_8b_total_params_billion() -> Num:
+    """Llama 3.1 8B's total parameters in billions (`ModelConfig.params().total`)."""
+    return Num(cfg(LLAMA).params().total / 1e9, 3)
+
+
+@fact
+def llama_8b_hidden_size() -> Int:
+    """Llama 3.1 8B's hidden size D (config.json `hidden_size`)."""
+    return Int(cfg(LLAMA).hidden_size)
+
+
+@fact
+def llama_8b_ffn_width() -> Int:
+    """Llama 3.1 8B's feed-forward width (config.json `intermediate_size`)."""
+    return Int(cfg(LLAMA).intermediate_size)
+
+
+@fact
+def llama_8b_layers() -> Int:
+    """Llama 3.1 8B's transformer blocks L (config.json `num_hidden_layers`)."""
+    return Int(cfg(LLAMA).num_hidden_layers)
+
+
+def _llama_parts(c: ModelConfig) -> list[tuple[str, int]]:
+    """Llama 3.1 8B's parameters by part, from the config's sizes (no biases, untied LM head)."""
+    h, layers = c.hidden_size, c.num_hidden_layers
+    attn = 2 * h * c.num_attention_heads * c.head_dim + 2 * h * c.num_key_value_heads * c.head_dim
+    return [
+        ("embedding table (vocab × D)", c.vocab_size * h),
+        (f"attention, {layers} blocks (q, k, v, o projections)", layers * attn),
+        (f"feed-forward, {layers} blocks (gate, up, down)", layers * 3 * h * c.intermediate_size),
+        ("RMSNorm weights", (2 * layers + 1) * h),
+        ("LM head (vocab × D)", c.vocab_size * h),
+    ]
+
+
+@fact
+def llama_8b_param_breakdown() -> Table:
+    """Where Llama 3.1 8B's parameters sit, part by part, with each part's share of `params().total`.
+
+    The total row is the sum of the parts, and its share is that sum over
+    `params().total`: 100 % when the two counts agree (tests/test_pages_llm_architecture.py
+    asserts they do).
+    """
+    c = cfg(LLAMA)
+    total = c.params().total
+    parts = _llama_parts(c)
+    rows = [(Text(name), Int(n), share(n / total)) for name, n in parts]
+    summed = sum(n for _, n in parts)
+    rows.append((Text("**total**"), Int(summed), share(summed / total)))
+    return Table(("part", "parameters", "share"), tuple(rows))
+
+
+@fact
+def llama_8b_ffn_share() -> Pct:
+    """Share of Llama 3.1 8B's parameters in its feed-forward networks (the breakdown's feed-forward row)."""
+    c = cfg(LLAMA)
+    return share(c.num_hidden_layers * 3 * c.hidden_size * c.intermediate_size / c.params().total)
+
+
+# -- 2.2.3 attention -------------------------------------------------------------------------------
+@fact
+def llama_8b_query_heads() -> Int:
+    """Llama 3.1 8B's query heads H_q (config.json `num_attention_heads`)."""
+    return Int(cfg(LLAMA).num_attention_heads)
+
+
+@fact
+def llama_8b_kv_heads() -> Int:
+    """Llama 3.1 8B's key/value heads H_kv (config.json `num_key_value_heads`)."""
+    return Int(cfg(LLAMA).num_key_value_heads)
+
+
+@fact
+def llama_8b_gqa_group() -> Int:
+    """Query heads per K/V head in Llama 3.1 8B, G = H_q / H_kv (`gqa_group`): how many times smaller GQA makes
+    the KV cache."""
+    return Int(cfg(LLAMA).gqa_group)
+
+
+@fact
+def llama_8b_head_dim() -> Int:
+    """Llama 3.1 8B's head dimension d (hidden_size / num_attention_heads)."""
+    return Int(cfg(LLAMA).head_dim)
+
+
+@fact
+def causal_example_tokens() -> Int:
+    """Tokens in the causal-mask example."""
+    return Int(CAUSAL_EXAMPLE_TOKENS)
+
+
+@fact
+def causal_example_attended_pairs() -> Int:
+    """Query-key pairs the causal mask leaves for 8 tokens (`attention.attended_pairs`)."""
+    return Int(attention.attended_pairs(CAUSAL_EXAMPLE_TOKENS, causal=True))
+
+
+@fact
+def causal_example_all_pairs() -> Int:
+    """All query-key pairs of 8 tokens without a mask (`attention.attended_pairs`, not causal)."""
+    return Int(attention.attended_pairs(CAUSAL_EXAMPLE_TOKENS))
+
+
+@fact
+def cache_example_decode_tokens() -> Int:
+    """Tokens decoded in the KV cache example."""
+    return Int(CACHE_DECODE_TOKENS)
+
+
+@fact
+def cache_example_prompt_tokens() -> Int:
+    """Prompt tokens in the KV cache example."""
+    return Int(CACHE_PROMPT_TOKENS)
+
+
+@fact
+def cache_example_pairs_with_cache() -> Int:
+    """Query-key pairs scored decoding 1,000 tokens after a 1,000-token prompt with the cache: one query per step."""
+    return Int(_cache_pairs()[0])
+
+
+@fact
+def cache_example_pairs_without_cache() -> Int:
+    """The same without the cache: every step reruns causal attention over the whole sequence."""
+    return Int(_cache_pairs()[1])
+
+
+@fact
+def cache_example_pairs_ratio() -> Num:
+    """How many times more query-key pairs decoding scores without the KV cache than with it."""
+    with_cache, without = _cache_pairs()
+    return Num(without / with_cache, 3)
+
+
+@fact
+def llama_8b_kv_bytes_per_token() -> Int:
+    """Bytes Llama 3.1 8B's KV cache grows by per token in BF16, exact: 2 x L x H_kv x d x 2."""
+    return Int(cfg(LLAMA).kv_cache_bytes_per_token("bf16"))
+
+
+@fact
+def llama_8b_kv_per_token() -> Bytes:
+    """The same per-token KV cache size with an SI prefix (131 kB)."""
+    return Bytes(cfg(LLAMA).kv_cache_bytes_per_token("bf16"))
+
+
+# -- multi-head latent attention -------------------------------------------------------------------
+def _deepseek() -> ModelConfig:
+    return cfg("DeepSeek-V3")
+
+
+@fact
+def deepseek_v3_layers() -> Int:
+    """DeepSeek-V3's layers (config.json `num_hidden_layers`)."""
+    return Int(_deepseek().num_hidden_layers)
+
+
+@fact
+def deepseek_v3_query_heads() -> Int:
+    """DeepSeek-V3's attention heads (config.json `num_attention_heads`)."""
+    return Int(_deepseek().num_attention_heads)
+
+
+@fact
+def deepseek_v3_kv_heads() -> Int:
+    """DeepSeek-V3's config.json `num_key_value_heads` (128): a field MLA does not use for its cache."""
+    return Int(_deepseek().num_key_value_heads)
+
+
+@fact
+def deepseek_v3_size_vs_llama_8b() -> Times:
+    """DeepSeek-V3's total parameters over Llama 3.1 8B's (`params().total`)."""
+    return Times(_deepseek().params().total / cfg(LLAMA).params().total, 2)
+
+
+@fact
+def deepseek_v3_kv_lora_rank() -> Int:
+    """Width of DeepSeek-V3's compressed key/value latent (config.json `kv_lora_rank`)."""
+    return Int(_deepseek().kv_lora_rank)
+
+
+@fact
+def deepseek_v3_qk_rope_head_dim() -> Int:
+    """Width of the RoPE key DeepSeek-V3's heads share (config.json `qk_rope_head_dim`)."""
+    return Int(_deepseek().qk_rope_head_dim)
+
+
+@fact
+def deepseek_v3_qk_nope_head_dim() -> Int:
+    """Width of each head's key part without RoPE, decompressed from the latent (config.json `qk_nope_head_dim`)."""
+    return Int(_deepseek().qk_nope_head_dim)
+
+
+@fact
+def deepseek_v3_v_head_dim() -> Int:
+    """Width of each head's value, decompressed from the latent (config.json `v_head_dim`)."""
+    return Int(_deepseek().v_head_dim)
+
+
+@fact
+def deepseek_v3_mla_cached_per_layer() -> Int:
+    """Numbers DeepSeek-V3 caches per token and layer: kv_lora_rank + qk_rope_head_dim (`kv_cache_elements_per_token`)."""
+    return Int(_deepseek().kv_cache_elements_per_token(0))
+
+
+@fact
+def deepseek_v3_expanded_per_layer() -> Int:
+    """Numbers per token and layer if DeepSeek-V3 cached every head's key (nope + rope) and value:
+    heads x (qk_nope + qk_rope + v_head_dim) (`kv_cache_elements_per_token(mla="expanded")`)."""
+    return Int(_deepseek().kv_cache_elements_per_token(0, mla="expanded"))
+
+
+@fact
+def deepseek_v3_mla_saving() -> Times:
+    """How many times smaller the latent cache is than per-head keys and values (expanded / latent)."""
+    d = _deepseek()
+    return Times(d.kv_cache_elements_per_token(0, mla="expanded") / d.kv_cache_elements_per_token(0))
+
+
+@fact
+def deepseek_v3_kv_bytes_per_token() -> Int:
+    """Bytes DeepSeek-V3's cache grows by per token in BF16: layers x 576 x 2 (`kv_cache_bytes_per_token`)."""
+    return Int(_deepseek().kv_cache_bytes_per_token("bf16"))
+
+
+@fact
+def deepseek_v3_kv_vs_llama_8b() -> Pct:
+    """DeepSeek-V3's KV bytes per token as a share of Llama 3.1 8B's (both BF16)."""
+    return Pct(_deepseek().kv_cache_bytes_per_token("bf16") / cfg(LLAMA).kv_cache_bytes_per_token("bf16"), 2)
+
+
+@fact
+def deepseek_v3_absorbed_flops_per_key() -> Int:
+    """FLOPs per cached token and layer in MLA's absorbed form, all heads: 2 H (kv_lora_rank + qk_rope) for the
+    scores plus 2 H kv_lora_rank for summing latents (`attention_flops_per_key`)."""
+    return Int(_deepseek().attention_flops_per_key("absorbed"))
+
+
+@fact
+def deepseek_v3_expanded_flops_per_key() -> Int:
+    """FLOPs per cached token and layer with per-head keys and values: 2 H (qk_nope + qk_rope + v_head_dim)."""
+    return Int(_deepseek().attention_flops_per_key("expanded"))
+
+
+def _attention_intensity(c: ModelConfig, mla: str = "absorbed") -> float:
+    """Decode attention's FLOPs per byte of BF16 KV cache read: FLOPs per key / bytes per key, one layer."""
+    return c.attention_flops_per_key(mla) / (c.kv_cache_elements_per_token(0, mla=mla) * 2)
+
+
+@fact
+def deepseek_v3_absorbed_intensity() -> Num:
+    """DeepSeek-V3 decode attention, absorbed form over the BF16 latent cache: FLOPs per byte read."""
+    return Num(_attention_intensity(_deepseek()), 3)
+
+
+@fact
+def deepseek_v3_expanded_intensity() -> Num:
+    """DeepSeek-V3 decode attention over a BF16 cache of per-head keys and values: FLOPs per byte read."""
+    return Num(_attention_intensity(_deepseek(), "expanded"), 3)
+
+
+@fact
+def deepseek_v3_mixed_intensity() -> Num:
+    """The mixed accounting an earlier version of the page used: expanded-form FLOPs over latent-cache bytes."""
+    d = _deepseek()
+    return Num(d.attention_flops_per_key("expanded") / (d.kv_cache_elements_per_token(0) * 2), 3)
+
+
+@fact
+def llama_8b_attention_intensity() -> Num:
+    """Llama 3.1 8B decode attention: FLOPs per byte of BF16 KV cache read (its GQA group shares each K and V)."""
+    return Num(_attention_intensity(cfg(LLAMA)), 3)
+
+
+# -- 2.2.4 mixture of experts -------------------------------------------------------------------------
+@fact
+def qwen3_235b_moe_layers() -> Int:
+    """Qwen3-235B-A22B's MoE layers (all of its `num_hidden_layers`; `ModelConfig.moe_layers`)."""
+    return Int(len(cfg("Qwen3-235B-A22B").moe_layers))
+
+
+@fact
+def qwen3_235b_experts() -> Int:
+    """Qwen3-235B-A22B's routed experts per layer E (config.json `num_experts`)."""
+    return Int(cfg("Qwen3-235B-A22B").num_experts)
+
+
+@fact
+def qwen3_235b_experts_per_token() -> Int:
+    """Experts each token uses in Qwen3-235B-A22B, k (config.json `num_experts_per_tok`)."""
+    return Int(cfg("Qwen3-235B-A22B").num_experts_per_tok)
+
+
+@fact
+def qwen3_235b_total_params_billion() -> Num:
+    """Qwen3-235B-A22B's total parameters in billions, one decimal (`ModelConfig.params().total`)."""
+    return billions(cfg("Qwen3-235B-A22B").params().total)
+
+
+@fact
+def qwen3_235b_active_params_billion() -> Num:
+    """Qwen3-235B-A22B's parameters one token uses, in billions, one decimal (`params().active`)."""
+    return billions(cfg("Qwen3-235B-A22B").params().active)
+
+
+@fact
+def qwen3_235b_active_share() -> Pct:
+    """Share of Qwen3-235B-A22B's parameters one token uses (active / total)."""
+    p = cfg("Qwen3-235B-A22B").params()
+    return share(p.active / p.total)
+
+
+@fact
+def qwen3_235b_total_params_rounded() -> Num:
+    """Qwen3-235B-A22B's total parameters rounded to whole billions: the "235B" of its name and of the chapter."""
+    return Num(round(cfg("Qwen3-235B-A22B").params().total / 1e9))
+
+
+@fact
+def qwen3_235b_active_params_rounded() -> Num:
+    """Qwen3-235B-A22B's active parameters rounded to whole billions: the "A22B" of its name and the chapter's 22B."""
+    return Num(round(cfg("Qwen3-235B-A22B").params().active / 1e9))
+
+
+@fact
+def qwen3_235b_expert_params_million() -> Num:
+    """Parameters of one Qwen3-235B-A22B expert (a SwiGLU MLP), in millions (`moe.QWEN3_235B_A22B.expert_params`)."""
+    return decimals(QWEN3_MOE.expert_params / 1e6, 1)
+
+
+@fact
+def qwen3_235b_expert_weight_share() -> Pct:
+    """Share of Qwen3-235B-A22B's parameters held by its routed experts."""
+    return share(QWEN3_MOE.total_expert_params / cfg("Qwen3-235B-A22B").params().total)
+
+
+@fact
+def qwen3_235b_experts_touched_one_token() -> Num:
+    """Experts one token touches per layer (`moe.expected_experts_touched` with B = 1: k)."""
+    return Num(moe.expected_experts_touched(QWEN3_MOE.n_experts, QWEN3_MOE.k, 1))
+
+
+@fact
+def coverage_most() -> Pct:
+    """The first coverage target of the example: 90 % of a layer's experts."""
+    return Pct(COVERAGE_MOST)
+
+
+@fact
+def coverage_nearly_all() -> Pct:
+    """The second coverage target of the example: 99 % of a layer's experts."""
+    return Pct(COVERAGE_NEARLY_ALL)
+
+
+@fact
+def qwen3_235b_tokens_touching_most() -> Int:
+    """Smallest batch whose tokens touch 90 % of Qwen3-235B-A22B's experts on average (`moe.tokens_for_coverage`)."""
+    return Int(moe.tokens_for_coverage(QWEN3_MOE.n_experts, QWEN3_MOE.k, COVERAGE_MOST))
+
+
+@fact
+def qwen3_235b_tokens_touching_nearly_all() -> Int:
+    """Smallest batch whose tokens touch 99 % of Qwen3-235B-A22B's experts on average (`moe.tokens_for_coverage`)."""
+    return Int(moe.tokens_for_coverage(QWEN3_MOE.n_experts, QWEN3_MOE.k, COVERAGE_NEARLY_ALL))
+
+
+@fact
+def moe_decode_batch() -> Int:
+    """The batch of the MoE decode-step example."""
+    return Int(MOE_DECODE_BATCH)
+
+
+@fact
+def qwen3_235b_expert_bytes_one_request() -> Bytes:
+    """Expert weights one decode step of a single request reads in BF16, all layers (`moe.moe_decode_step`)."""
+    return Bytes(_moe_step(1).bytes_loaded)
+
+
+@fact
+def qwen3_235b_expert_bytes_batch() -> Bytes:
+    """Expert weights one decode step of a 256-token batch reads in BF16, all layers (`moe.moe_decode_step`)."""
+    return Bytes(_moe_step(MOE_DECODE_BATCH).bytes_loaded)
+
+
+@fact
+def qwen3_235b_expert_share_read_batch() -> Pct:
+    """Share of all expert weights a 256-token decode step reads (`MoeDecodeStep.weight_share_loaded`)."""
+    return share(_moe_step(MOE_DECODE_BATCH).weight_share_loaded)
+
+
+@fact
+def qwen3_235b_expert_compute_share() -> Pct:
+    """Share of the expert arithmetic each token does: k / E (`MoeDecodeStep.compute_share`)."""
+    return share(_moe_step(MOE_DECODE_BATCH).compute_share, 2)
+
+
+@fact
+def qwen3_235b_expert_compute_saving() -> Num:
+    """How many times less expert arithmetic than running every expert: E / k (`MoeDecodeStep.compute_saving`)."""
+    return Num(_moe_step(MOE_DECODE_BATCH).compute_saving)
+
+
+def _named_sizes(configs, places: int, active: bool = False) -> Text:
+    def size(c: ModelConfig) -> str:
+        p = c.params()
+        if active:
+            return f"{billions(p.total, places)}B total, {billions(p.active, places)}B active"
+        return f"{billions(p.total, places)}B"
+    return Text(", ".join(f"{c.name} ({size(c)})" for c in configs))
+
+
+@fact
+def moe_rule_of_thumb_billion() -> Int:
+    """The chapter's rule of thumb: MoE tends to appear above roughly this many billion parameters."""
+    return Int(round(MOE_RULE_OF_THUMB_PARAMS / 1e9))
+
+
+@fact
+def configs_above_rule() -> Text:
+    """The shipped configs above the rule's 100B, largest first, with total parameters in billions (all are MoE)."""
+    big = sorted((c for c in _configs() if c.params().total > MOE_RULE_OF_THUMB_PARAMS), key=lambda c: -c.params().total)
+    return _named_sizes(big, 0)
+
+
+@fact
+def small_moe_configs() -> Text:
+    """The shipped mixtures of experts below the rule's 100B, with total and active parameters in billions."""
+    small = [c for c in _configs() if c.is_moe and c.params().total <= MOE_RULE_OF_THUMB_PARAMS]
+    return _named_sizes(small, 1, active=True)
+
+
+@fact
+def dense_configs() -> Text:
+    """The shipped dense models, with their total parameters in billions (one decimal)."""
+    return _named_sizes([c for c in _configs() if not c.is_moe], 1)
+
+
+# -- the chapter map and the recall cards ------------------------------------------------------------
+LEAVES = (
+    Leaf("An embedding, L identical blocks of attention and feed-forward network, an LM head",
+         "221-and-222-architecture-and-transformer-blocks"),
+    Leaf("Attention reads every earlier token, so cache K and V: "
+         "{{ fact: llm_architecture.llama_8b_kv_per_token }} per token for Llama 3.1 8B", "223-attention",
+         idea="attention cost"),
+    Leaf("MLA caches one latent per layer, not per-head K and V", "multi-head-latent-attention"),
+    Leaf("MoE: {{ fact: llm_architecture.qwen3_235b_active_params_rounded }}B of "
+         "{{ fact: llm_architecture.qwen3_235b_total_params_rounded }}B parameters active per token",
+         "224-mixture-of-experts"),
+)
+
+CARDS = (
+    Card("llm-kv-cache-why", "223-attention",
+         "Why can attention cache keys and values at all?",
+         """The causal mask stops a token from seeing later ones, so earlier keys and values never change. A
+         decode step computes only the new token's query, key and value and scores one query against the cache.
+         Decoding {{ fact: llm_architecture.cache_example_decode_tokens }} tokens after a
+         {{ fact: llm_architecture.cache_example_prompt_tokens }}-token prompt scores
+         {{ fact: llm_architecture.cache_example_pairs_ratio }} times fewer query-key pairs with the cache than
+         without."""),
+    Card("llm-kv-bytes", "what-one-token-adds-to-the-kv-cache",
+         "How much KV cache does one token add in Llama 3.1 8B (BF16), and what does grouped-query attention save?",
+         """`2 × layers × KV heads × head_dim × 2 bytes` = 2 × {{ fact: llm_architecture.llama_8b_layers }} ×
+         {{ fact: llm_architecture.llama_8b_kv_heads }} × {{ fact: llm_architecture.llama_8b_head_dim }} × 2 =
+         {{ fact: llm_architecture.llama_8b_kv_per_token }}. Its {{ fact: llm_architecture.llama_8b_query_heads }}
+         query heads share those {{ fact: llm_architecture.llama_8b_kv_heads }} K/V heads, so the cache is
+         {{ fact: llm_architecture.llama_8b_gqa_group }} times smaller than with one K/V head per query head."""),
+    Card("llm-mla-cache", "multi-head-latent-attention",
+         "What does DeepSeek-V3 cache per token and layer, and why does its attention come close to compute bound?",
+         """Multi-head latent attention caches one latent of `kv_lora_rank` =
+         {{ fact: llm_architecture.deepseek_v3_kv_lora_rank }} numbers plus a shared RoPE key of
+         {{ fact: llm_architecture.deepseek_v3_qk_rope_head_dim }}:
+         {{ fact: llm_architecture.deepseek_v3_mla_cached_per_layer }} numbers, not per-head K and V
+         ({{ fact: llm_architecture.deepseek_v3_expanded_per_layer }}). Kernels work on the latent directly (the
+         absorbed form): {{ fact: llm_architecture.deepseek_v3_absorbed_flops_per_key }} FLOPs per cached token and
+         layer, about {{ fact: llm_architecture.deepseek_v3_absorbed_intensity }} FLOPs per byte, against
+         {{ fact: llm_architecture.llama_8b_attention_intensity }} for Llama 3.1 8B's grouped-query attention."""),
+    Card("llm-moe", "224-mixture-of-experts",
+         "Qwen3-235B-A22B: how many experts does a token use, and why does a large batch still read almost all of them?",
+         """{{ fact: llm_architecture.qwen3_235b_experts_per_token }} of
+         {{ fact: llm_architecture.qwen3_235b_experts }} experts per layer, about
+         {{ fact: llm_architecture.qwen3_235b_active_params_rounded }}B of
+         {{ fact: llm_architecture.qwen3_235b_total_params_rounded }}B parameters per token. Each token picks its
+         own experts, so a batch of {{ fact: llm_architecture.qwen3_235b_tokens_touching_most }} tokens already
+         touches {{ fact: llm_architecture.coverage_most }} of them: MoE saves compute, and memory only with expert
+         parallelism."""),
+)

@@ -1,0 +1,209 @@
+"""Teaching structure of section 2.2's two pages: why first, things to remember last, a concept before its use,
+one notation, collapsed detail.
+
+Structural tests on the Markdown sources and the page layer. The reading length (at most about 12 screens at
+1280 × 900 per page) is measured on the built site with scripts/page_metrics.py, not asserted here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from chapter2.pages import chapter_map, fact_refs, notation
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = ("llm-architecture.md", "llm-inference.md")
+
+FACT = re.compile(r"\{\{\s*fact:\s*[\w.]+\s*\}\}")
+INLINE_MATH = re.compile(r"\\\((.+?)\\\)", re.S)
+DISPLAY_MATH = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)
+
+# Letters 2.2 uses in its equations beyond the chapter's notation table (chapter2.pages.notation), each with its
+# one meaning on these pages. Reported for the table; none of them has another meaning in the chapter.
+LOCAL_LETTERS = {
+    "g": "a mixture of experts' router probabilities, one per expert",
+    "r": "a LoRA adapter's rank",
+    "p": "a token's sampling probability",
+}
+# k is the notation table's matmul inner width, local to section 2.1; on these pages it is a mixture of experts'
+# experts per token (top-k sampling is written `top_k`). Reported for the table.
+EXPERTS_PER_TOKEN = "k"
+
+
+def _text(page: str) -> str:
+    return (DOCS / page).read_text()
+
+
+def _blocks(page: str) -> list[str]:
+    """The page's top-level Markdown blocks (separated by blank lines), title excluded."""
+    body = _text(page).split("\n", 1)[1]
+    return [b.strip("\n") for b in re.split(r"\n\s*\n", body) if b.strip()]
+
+
+def _sentences(paragraph: str) -> list[str]:
+    plain = FACT.sub("N", INLINE_MATH.sub("x", re.sub(r"\]\([^)]*\)", "]", paragraph)))
+    plain = re.sub(r"\*\*Why this matters\.\*\*", "", plain)
+    plain = re.sub(r"\b(\d)\.(\d)", r"\1_\2", plain)  # "Llama 3.1" is not two sentences
+    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(plain.split())) if s.strip()]
+
+
+def _section(page: str, heading: str) -> str:
+    text = _text(page)
+    start = text.index(f"\n## {heading}\n")
+    nxt = text.find("\n## ", start + 1)
+    return text[start:] if nxt < 0 else text[start:nxt]
+
+
+def _collapsed_lines(page: str) -> set[int]:
+    """Line numbers inside collapsible blocks: `??? note` blocks (their indented body) and <details> ... </details>."""
+    lines = _text(page).split("\n")
+    inside, in_admonition, in_details = set(), False, False
+    for i, line in enumerate(lines):
+        if in_details:
+            inside.add(i)
+            in_details = not line.startswith("</details>")
+            continue
+        if line.startswith("<details"):
+            in_details = True
+            inside.add(i)
+            continue
+        if line.startswith("??? "):
+            in_admonition = True
+            inside.add(i)
+            continue
+        if in_admonition:
+            if line.strip() and not line.startswith("    "):
+                in_admonition = False
+            else:
+                inside.add(i)
+    return inside
+
+
+# ------------------------------------------------------------------ two pages, in order
+
+
+def test_section_2_2_is_two_pages_inside_the_model_first():
+    sections = [s for s in chapter_map.sections() if s.title.startswith("2.2")]
+    assert [s.page for s in sections] == ["llm-architecture.md", "llm-inference.md"]
+    assert [s.module for s in sections] == ["llm_architecture", "llm_inference"]
+    nav = (ROOT / "mkdocs.yml").read_text()
+    assert nav.index("llm-architecture.md") < nav.index("llm-inference.md") < nav.index("image-generation.md")
+    for page in PAGES:
+        assert _text(page).startswith("# 2.2 LLM inference: ")
+
+
+# ------------------------------------------------------------------ why first, things to remember last
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_opens_with_why_an_inference_engineer_should_care(page):
+    first = _blocks(page)[0]
+    assert first.startswith("**Why this matters.**"), first[:80]
+    assert 2 <= len(_sentences(first)) <= 3, _sentences(first)
+    assert len(fact_refs(first)) >= 2, "concrete: with numbers"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_closes_with_three_to_five_things_to_remember(page):
+    text = _text(page)
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    assert headings[-1] == "Things to remember", headings
+    section = _section(page, "Things to remember")
+    items = re.findall(r"^- ", section, re.M)
+    assert 3 <= len(items) <= 5, len(items)
+    # every number in the list is a fact (or a symbol inside math), never typed by hand
+    plain = INLINE_MATH.sub("", FACT.sub("", section))
+    plain = re.sub(r"\]\([^)]*\)", "]", plain)
+    plain = re.sub(r"[A-Za-z]+[0-9][\w.-]*|Llama 3\.1 8B|Llama 3\.1", "", plain)  # names: DeepSeek-V3, Qwen3-235B-A22B
+    assert not re.search(r"\d", plain.replace("## Things to remember", "")), plain
+    assert len(fact_refs(section)) >= 3
+
+
+# ------------------------------------------------------------------ one notation
+
+
+def _math(page: str) -> list[str]:
+    text = FACT.sub("1", _text(page))
+    return INLINE_MATH.findall(text) + DISPLAY_MATH.findall(text)
+
+
+def _letters(tex: str) -> set[str]:
+    """The single-letter symbols of a TeX fragment: words in \\text{...} and commands left out."""
+    tex = re.sub(r"\\(text|operatorname|mathrm)\{[^{}]*\}(_\{[^{}]*\}|_\w)?", " ", tex)
+    tex = re.sub(r"\\[A-Za-z]+", " ", tex)
+    return set(re.findall(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", tex))
+
+
+def _chapter_letters() -> set[str]:
+    letters = set()
+    for row in notation.SYMBOLS:
+        for symbol in notation.symbols(row.tex):
+            letters |= _letters(symbol)
+    return letters
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_use_only_the_chapters_symbols_and_their_own_few(page):
+    used = set().union(*(_letters(m) for m in _math(page)))
+    unknown = used - _chapter_letters() - set(LOCAL_LETTERS) - {"e"}
+    assert not unknown, f"{page} uses symbols neither the notation table nor LOCAL_LETTERS define: {sorted(unknown)}"
+    assert not set(LOCAL_LETTERS) & _chapter_letters(), "a local letter the chapter already uses for something else"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_letter_means_two_things_on_these_pages(page):
+    """The old page used T for tokens (T is the temperature), E for the embedding table and an expectation (E counts
+    experts), V for the vocabulary (V is the values), S for the chosen experts (S is the scores), w for their
+    weights (w is a window), r for both the router and the LoRA rank, B and A for LoRA's factors, q/k/v for one
+    token's query, key and value (k counts experts per token) and ε in RMSNorm (ε is 2.3's noise)."""
+    maths = _math(page)
+    text = "\n".join(maths)
+    assert not re.search(r"\^T\b|\bT\s*\\text\{ tokens", text)
+    assert "\\operatorname{E}" not in text and "E[" not in text
+    assert not re.search(r"\(N, V\)|\(V,\)", text)
+    assert not re.search(r"(?<![\\\w])(q|k|v|s|a|o)_(i|j|\{ij\})", text), "one token's vectors are rows Q_i, K_j, V_j"
+    assert "\\varepsilon" not in text and "W + BA" not in text
+    if EXPERTS_PER_TOKEN in set().union(*(_letters(m) for m in maths)):
+        assert page == "llm-architecture.md"  # only the mixture of experts uses k
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_each_page_links_the_notation_table_before_its_first_display_equation(page):
+    text = FACT.sub("1", _text(page))
+    link = text.find("(chapter-map.md#notation)")
+    assert link > 0, f"{page} does not link the notation table"
+    first = min(m.start() for m in DISPLAY_MATH.finditer(text))
+    assert link < first
+
+
+# ------------------------------------------------------------------ readable length
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_source_listings_and_snippets_are_collapsed(page):
+    """Source listings and runnable snippets sit in collapsible blocks; calculators stay open (they are operated
+    in place, and the browser tests use every one)."""
+    lines = _text(page).split("\n")
+    collapsed = _collapsed_lines(page)
+    for i, line in enumerate(lines):
+        if "--8<--" in line or "<!-- snippet:" in line:
+            assert i in collapsed, f"{page}:{i + 1}: outside a collapsible block: {line.strip()}"
+        if "<!-- calculator:" in line:
+            assert i not in collapsed, f"{page}:{i + 1}: a calculator inside a collapsible block"
+
+
+def test_long_tables_and_side_paths_are_collapsed():
+    arch = _text("llm-architecture.md").split("\n")
+    serve = _text("llm-inference.md").split("\n")
+    for lines, collapsed, marker in (
+        (arch, _collapsed_lines("llm-architecture.md"), "llm_architecture.model_configs_table"),
+        (arch, _collapsed_lines("llm-architecture.md"), "llm_architecture.deepseek_v3_absorbed_intensity"),
+        (arch, _collapsed_lines("llm-architecture.md"), "llm_architecture.deepseek_v3_mixed_intensity"),
+        (serve, _collapsed_lines("llm-inference.md"), "platform.openai.com/docs/api-reference"),
+    ):
+        at = next(i for i, line in enumerate(lines) if marker in line)
+        assert at in collapsed, marker
