@@ -305,7 +305,7 @@ def test_sampling_and_the_pseudocode_use_the_chapters_letters():
     assert "top-k, k =" not in str(li.sampling_table()) and "top_k = 2" in str(li.sampling_table())
     assert "the k likeliest" not in FLAT and "the `top_k` likeliest" in FLAT
     assert "logits (N, V)" not in PAGE and "logits (N, vocab)" in PAGE
-    assert "\\text{top\\_k:}" in PAGE and "^T" not in PAGE
+    assert "`top_k` and `top_p` then set the probabilities outside their cut to 0" in FLAT and "^T" not in PAGE
 
 
 # -- the old URL's anchors -------------------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def q_proj_decode_ops() -> SI:
 
 
 LEAVES = (
-    Leaf("Layers are matmuls: 2·m·k·n operations, and one token reuses each weight once",
+    Leaf("Layers are matmuls: 2·m·k·n operations; one token uses each weight once",
          "211-linear-layers-and-matmul", idea="arithmetic intensity"),
     Leaf("Activations keep stacked layers from collapsing", "212-activation-functions"),
 )
