@@ -15,8 +15,8 @@ for name in ("chatml", "llama3"):
     eos = TEMPLATES[name].eos_token
     print(f"--- {name} (generation stops at {eos}); '\\n' marks each newline:")
     print(prompt.replace("\n", "\\n\n"))
-    assert prompt.count(eos) == len(messages), "every message's turn ends with the end-of-turn token"
-    assert "assistant" in prompt.rsplit(eos, 1)[1], "the prompt ends by opening the assistant's turn"
+    assert prompt.count(eos) == len(messages), "every turn ends with the end-of-turn token"
+    assert "assistant" in prompt.rsplit(eos, 1)[1], "it ends opening the assistant's turn"
 
 # Special tokens are single ids; the rest is ordinary BPE text.
 tok = tiny()

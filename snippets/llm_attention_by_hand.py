@@ -23,7 +23,8 @@ out = weights @ v  # (n, d): weighted sum of the values
 print("attention weights (row i = query i, each row sums to 1):")
 print(weights)
 print("row sums:", weights.sum(axis=1))
-assert np.allclose(weights.sum(axis=1), 1) and not weights[future].any(), "rows sum to 1, the future gets 0"
+assert np.allclose(weights.sum(axis=1), 1), "each row sums to 1"
+assert not weights[future].any(), "the future gets weight 0"
 # the package's (B, H, N, d) layout: add batch and head axes of size 1
 ours = attention(q[None, None], k[None, None], v[None, None], causal=True)[0, 0]
 same = np.allclose(out, ours)

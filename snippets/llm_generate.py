@@ -23,9 +23,10 @@ print(f"prompt {prompt!r} -> {len(ids)} tokens {ids}")
 
 # Prefill: every prompt token in one forward pass.
 logits, cache = model.prefill(ids)
-print(f"prefill: logits {logits.shape} (one row per prompt token), cache {len(cache)} positions, "
-      f"{cache.nbytes:,} bytes")
-assert logits.shape == (len(ids), model.config.vocab_size) and len(cache) == len(ids), "one row and one position per token"
+print(f"prefill: logits {logits.shape} (one row per prompt token), "
+      f"cache {len(cache)} positions, {cache.nbytes:,} bytes")
+assert logits.shape == (len(ids), model.config.vocab_size), "one row per token"
+assert len(cache) == len(ids), "one cache position per prompt token"
 
 # Decode: greedy (temperature 0), one token in and one logits vector out per step.
 out = []
@@ -40,11 +41,12 @@ for step in range(1, 9):
 out.append(token)
 
 print("text:", repr(tokenizer.decode(ids + out)))
-print(f"the cache grows by {cache.bytes_per_token:,} bytes per token: 2 (K, V) x {model.config.num_hidden_layers} layers "
-      f"x {model.config.num_key_value_heads} KV heads x {model.config.head_dim} x {cache.dtype.itemsize} bytes ({cache.dtype})")
 c = model.config
+print(f"the cache grows by {cache.bytes_per_token:,} bytes per token: "
+      f"2 (K, V) x {c.num_hidden_layers} layers x {c.num_key_value_heads} KV heads "
+      f"x {c.head_dim} x {cache.dtype.itemsize} bytes ({cache.dtype})")
 per_token = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * cache.dtype.itemsize
-assert cache.bytes_per_token == per_token, "K and V, per layer, per KV head, head_dim numbers each"
+assert cache.bytes_per_token == per_token, "K and V, per layer and KV head, head_dim each"
 
 # The same tokens from the package's generate loop, and the same logits without any cache.
 agrees = generate(model, ids, max_tokens=len(out), temperature=0).tokens == out

@@ -25,7 +25,7 @@ top2 = show("top_k=2", top_k=2)
 show("top_p=0.8", top_p=0.8)
 show("bias token 3 by +2", logit_bias={3: 2.0})
 banned = show("ban token 0 (bias -inf)", logit_bias={0: -np.inf})
-assert greedy.tolist() == [1, 0, 0, 0, 0], "temperature 0 puts all the probability on the largest logit"
+assert greedy.tolist() == [1, 0, 0, 0, 0], "temperature 0: all on the largest logit"
 assert np.count_nonzero(top2) == 2, "top-k keeps exactly k tokens"
 assert banned[0] == 0, "a bias of -inf bans the token"
 

@@ -10,7 +10,8 @@ text = "Prefill reads the prompt; decode emits one token per step. 🤖"
 
 ids = tok.encode(text)
 print(f"{len(text)} characters -> {len(ids)} tokens")
-print("tokens:", "|".join(tok.tokens(text)))  # <0xF0>... are bytes of a character split across tokens
+# <0xF0>... are the bytes of a character split across tokens
+print("tokens:", "|".join(tok.tokens(text)))
 print("ids:   ", ids)
 round_trip = tok.decode(ids) == text
 print("decode(ids) == text:", round_trip)

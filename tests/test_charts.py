@@ -65,7 +65,11 @@ def test_every_chart_is_well_formed_accessible_and_csp_friendly(name, output):
     labels = [t.text for t in svg.iter(f"{SVG}text")]
     assert output.chart.x_label in labels and output.chart.y_label in labels  # axis labels, with units
     legend = root.find("ul")
-    named = [s["label"] for s in data["series"] if s["label"]]
+    if output.chart.kind == "grid":  # a grid's legend: what each colour means
+        named = [k["label"] for k in data["keys"] if k["label"]]
+        assert svg.find(f".//{SVG}circle").get("class") == "c2-chart__pt"  # the current step's marker
+    else:
+        named = [s["label"] for s in data["series"] if s["label"]] + [g["label"] for g in data.get("lanes", ())]
     assert legend is not None and len(legend.findall("li")) >= len(named) >= 1
     assert fragment == calculators.render_chart(name, output, data)  # deterministic
 

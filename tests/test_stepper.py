@@ -253,7 +253,7 @@ def test_calculator_outputs_equal_the_library(checkpoint, loaded, monkeypatch):
     (dict(prompt="   "), "prompt", "enter some text"),
     (dict(prompt=" 7" * 60), "prompt", "context of 48"),
     (dict(prompt="x" * 401), "prompt", "at most 400 characters"),
-    (dict(n_steps="0"), "n_steps", "at least 1"),
+    (dict(n_steps="-1"), "n_steps", "at least 0"),
     (dict(n_steps="25"), "n_steps", "at most 24"),
     (dict(n_steps="2.5"), "n_steps", "whole number"),
     (dict(temperature="-1"), "temperature", "at least 0"),

@@ -13,6 +13,10 @@ stale number must never be published.
 
 Pyodide source: `extra.pyodide: self-hosted | cdn` in mkdocs.yml, overridden by
 the environment variable CHAPTER2_PYODIDE.
+
+CHAPTER2_MATH=off is a measurement switch only (scripts/bench_math_weight.py): the pages keep
+arithmatex's TeX source and link no KaTeX stylesheet, to weigh them without typeset math. The
+published site never sets it.
 """
 
 from __future__ import annotations
@@ -45,12 +49,20 @@ def _mode(config) -> str:
     return mode
 
 
+def _math() -> bool:
+    """False only for CHAPTER2_MATH=off, the measurement switch (see above)."""
+    value = os.environ.get("CHAPTER2_MATH", "on")
+    if value not in {"on", "off"}:
+        raise PluginError(f"CHAPTER2_MATH must be 'on' or 'off' (a measurement switch), got {value!r}")
+    return value == "on"
+
+
 def on_config(config):
     _state.clear()
     _state["tmp"] = tempfile.TemporaryDirectory(prefix="chapter2-site-")
     _state["mode"] = _mode(config)
+    _state["math"] = _math()
     _state["snippets"] = {}
-    _state["equations"] = {}  # (TeX, display) -> KaTeX's HTML, for the whole build
     return config
 
 
@@ -79,10 +91,9 @@ def on_files(files, config):
         for uri, path in mermaid_files(ROOT).items():
             _add(files, config, uri, path=path)
         _add(files, config, MERMAID_LOADER, content=MERMAID_LOADER_JS)
-        for uri, path in equations.site_files(ROOT).items():
-            _add(files, config, uri, path=path)
-        _state["katex"] = equations.renderer(ROOT)
-    except (pyodide_files.VerificationError, pycompile.CompileError) as err:
+        if _state["math"]:
+            _state["equations"] = equations.Build(ROOT)  # KaTeX's files, verified; the site's are made in on_env
+    except (pyodide_files.VerificationError, pycompile.CompileError, equations.EquationError) as err:
         raise PluginError(str(err)) from err
     return files
 
@@ -198,11 +209,24 @@ def on_page_content(html, page, config, files):
     return SEARCH_EXCLUDE.sub(lambda m: m.group(0) + " data-search-exclude", html)
 
 
+def on_env(env, config, files):
+    """Every page's equations typeset at once, and KaTeX's stylesheet and fonts for them (equations.Build)."""
+    if "equations" in _state:
+        pages = [(f.src_uri, f.page.content) for f in files.documentation_pages() if f.page and f.page.content]
+        try:
+            made = _state["equations"].prepare(pages)
+        except equations.EquationError as err:
+            raise PluginError(str(err)) from err
+        for uri, data in made.items():
+            _add(files, config, uri, content=data)
+    return env
+
+
 def on_post_page(output, page, config):
     """Per-page additions: typeset equations, vendored mermaid where a diagram is drawn, and the Content-Security-Policy."""
-    if 'class="arithmatex"' in output:
+    if _state.get("math", True) and 'class="arithmatex"' in output:
         try:
-            output = equations.typeset(output, page.file.src_uri, _state["katex"], _state["equations"])
+            output = _state["equations"].typeset(output, page.file.src_uri)
         except equations.EquationError as err:
             raise PluginError(str(err)) from err
         output = output.replace("</head>", equations.stylesheet_link(page.url) + "\n</head>", 1)
@@ -214,6 +238,7 @@ def on_post_page(output, page, config):
 
 
 def on_post_build(config):
+    _state.pop("equations", None)
     tmp = _state.pop("tmp", None)
     if tmp is not None:
         tmp.cleanup()

@@ -42,20 +42,27 @@ Three implementations of the same function:
   Algorithm 1): tiles of `block_q` queries by `block_k` keys with an online
   softmax, so working memory is O(N d), never O(N^2); key tiles that the mask
   hides completely are never visited. `flash_schedule` returns that tile map.
+
+`flash_trace` records FlashAttention's inner loop for one block of queries, step by step (the
+running max, the rescale factor, the running sum and the accumulator after each key tile, and
+the bytes moved against standard attention): the site's FlashAttention stepper draws it.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import dtype_bytes as _dtype_bytes
 from ._checks import float_array, positive_int
 from .activations import softmax
 
 __all__ = [
     "attention_mask", "position_mask", "attended_pairs", "attention_weights", "attention", "attention_reference",
-    "flash_attention", "flash_schedule", "TILE_SKIPPED", "TILE_MASKED", "TILE_FULL",
+    "flash_attention", "flash_schedule", "TILE_SKIPPED", "TILE_MASKED", "TILE_FULL", "FlashStep", "FlashTrace",
+    "flash_trace",
 ]
 
 TILE_SKIPPED, TILE_MASKED, TILE_FULL = 0, 1, 2  # flash_schedule codes: not visited / visited with a mask / visited, no mask
@@ -383,3 +390,128 @@ def flash_attention(q, k, v, *, causal=False, window=None, scale=None, block_q=6
         return out, lse.reshape(b, h_q, n_q)
     return out
 # --8<-- [end:flash_attention]
+
+
+# -----------------------------------------------------------------------------
+# FlashAttention, one query block step by step
+
+
+@dataclass(frozen=True, eq=False)
+class FlashStep:
+    """The state of one query block after `index` key tiles (see `flash_trace`).
+
+    index 0 is the start: Q_i is loaded, no key yet (m = -inf, l_i = 0, acc = 0), keys [0, 0).
+    Step t >= 1 has loaded keys [k0, k1) (the t-th K/V tile) and applied, row by row:
+
+        scores  = Q_i K_j^T * scale            (bq, bk)
+        m_new   = max(m_old, rowmax(scores))
+        rescale = exp(m_old - m_new)           0 on the first tile (nothing accumulated yet)
+        p       = exp(scores - m_new)          (bq, bk)
+        l_i     = rescale * l_i + rowsum(p)
+        acc     = rescale * acc + p V_j        (bq, d_v)
+
+    (`m_new` is the running max m_i after the tile, `l_i` the running sum, `acc` the accumulator.)
+
+    `weights` (bq, N_k) is for display, not part of the algorithm: the softmax over the keys seen so
+    far, exp(score - m_new) / l_i, 0 for keys not seen yet; after the last tile it is the attention row.
+    `hbm_bytes`: bytes FlashAttention has read from or written to device memory for this block so far
+    (Q_i, then K_j and V_j per tile, and O_i after the last one); `standard_bytes`: what standard
+    attention moves for the same rows and keys, the same plus its score tile S written and read back
+    and its probabilities P written and read back (4 x bq x bk numbers per tile).
+    """
+
+    index: int
+    k0: int
+    k1: int
+    scores: np.ndarray | None
+    m_old: np.ndarray
+    m_new: np.ndarray
+    rescale: np.ndarray | None
+    p: np.ndarray | None
+    l_i: np.ndarray
+    acc: np.ndarray
+    weights: np.ndarray
+    hbm_bytes: float
+    standard_bytes: float
+
+
+@dataclass(frozen=True, eq=False)
+class FlashTrace:
+    """`flash_trace`'s result: the steps of one query block, rows [q0, q1), and its output."""
+
+    q_block: int
+    q0: int
+    q1: int
+    block_k: int
+    n_k: int
+    d: int
+    d_v: int
+    dtype_bytes: float
+    steps: tuple[FlashStep, ...]
+
+    @property
+    def tiles(self) -> int:
+        """K/V tiles the block streams through: ceil(N_k / block_k)."""
+        return len(self.steps) - 1
+
+    @property
+    def out(self) -> np.ndarray:
+        """O_i = acc / l_i after the last tile: (bq, d_v), the block's rows of attention's output."""
+        last = self.steps[-1]
+        return last.acc / last.l_i[:, None]
+
+
+# --8<-- [start:flash_trace]
+def flash_trace(q, k, v, *, q_block=0, block_q=4, block_k=4, scale=None, dtype_bytes=2) -> FlashTrace:
+    """FlashAttention's inner loop for one block of queries, recorded after every K/V tile (one head, no mask).
+
+    q (N_q, d), k (N_k, d), v (N_k, d_v). Query block `q_block` holds rows [q_block x block_q, + block_q);
+    the key tiles stream past it in order, `block_k` keys each. Computes in float64, with the updates of
+    `flash_attention` (see `FlashStep`); `out` equals attention's rows of those queries.
+
+    Bytes count elements x `dtype_bytes` (a byte count or a dtype name; 2: what an FP16 kernel moves):
+    FlashAttention reads Q_i once (bq x d), each K/V tile once (bk x (d + d_v)) and writes O_i once
+    (bq x d_v). Standard attention moves the same for these rows and keys plus S and P, each written
+    once and read once: 4 x bq x bk numbers per tile, the N x N matrices' share of this block.
+    """
+    q = float_array("q", q, ndim=2).astype(np.float64)
+    k = float_array("k", k, ndim=2).astype(np.float64)
+    v = float_array("v", v, ndim=2).astype(np.float64)
+    (n_q, d), (n_k, d_k), d_v = q.shape, k.shape, v.shape[-1]
+    if d_k != d or v.shape[0] != n_k or 0 in (n_q, n_k, d, d_v):
+        raise ValueError(f"q (N_q, d), k (N_k, d) and v (N_k, d_v) must be non-empty and agree, "
+                         f"got {q.shape}, {k.shape}, {v.shape}")
+    block_q, block_k = _check_blocks(block_q, block_k)
+    q_block = positive_int("q_block", q_block, allow_zero=True)
+    if q_block * block_q >= n_q:
+        raise ValueError(f"q_block must be below {-(-n_q // block_q)} (N_q = {n_q} in blocks of {block_q}), got {q_block}")
+    b = _dtype_bytes("dtype_bytes", dtype_bytes)
+    scale = _scale(scale, d)
+    q0, q1 = q_block * block_q, min((q_block + 1) * block_q, n_q)
+    q_i, bq = q[q0:q1], q1 - q0
+    tiles = -(-n_k // block_k)
+
+    m = np.full(bq, -np.inf)
+    l_i, acc = np.zeros(bq), np.zeros((bq, d_v))
+    seen = np.full((bq, n_k), -np.inf)  # display only: every score seen so far
+    flash = standard = bq * d * b  # Q_i read
+    steps = [FlashStep(0, 0, 0, None, m, m, None, None, l_i, acc, np.zeros((bq, n_k)), flash, standard)]
+    for j in range(tiles):
+        k0, k1 = j * block_k, min((j + 1) * block_k, n_k)
+        scores = q_i @ k[k0:k1].T * scale  # (bq, bk): on chip
+        m_new = np.maximum(m, scores.max(axis=1))
+        p = np.exp(scores - m_new[:, None])
+        rescale = np.exp(m - m_new)  # exp(-inf) = 0 on the first tile
+        l_i = rescale * l_i + p.sum(axis=1)
+        acc = rescale[:, None] * acc + p @ v[k0:k1]
+        seen[:, k0:k1] = scores
+        flash += (k1 - k0) * (d + d_v) * b  # K_j, V_j read
+        standard += (k1 - k0) * (d + d_v) * b + 4 * bq * (k1 - k0) * b  # ... and S, P written and read back
+        if j == tiles - 1:  # O_i written
+            flash += bq * d_v * b
+            standard += bq * d_v * b
+        steps.append(FlashStep(j + 1, k0, k1, scores, m, m_new, rescale, p, l_i, acc,
+                               np.exp(seen - m_new[:, None]) / l_i[:, None], flash, standard))
+        m = m_new
+    return FlashTrace(q_block, q0, q1, block_k, n_k, d, d_v, b, tuple(steps))
+# --8<-- [end:flash_trace]

@@ -30,19 +30,25 @@ from dataclasses import dataclass
 
 from .format import sig
 
-__all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "render", "check", "digest",
-           "linspace", "logspace"]
+__all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "lane", "grid", "render", "check",
+           "digest", "linspace", "logspace"]
 
 INK = "#8a8f98"  # axes and grid: mid grey, readable on white and on Material's slate background
 PALETTE = ["#3f7fd8", "#e0712c", "#2ca58d", "#c2459b", "#8c6bd6", "#b8a12a"]
 KINDS = ("line", "step", "scatter", "bars")
+SPEC_KINDS = ("xy", "grid")  # a plot with axes (chart()), or a table of coloured cells (grid())
 W, FONT = 400, 13  # viewBox width and font size (user units); the page scales the SVG to its column
 TOP, RIGHT, BOTTOM = 10, 14, 38
 
 
 @dataclass(frozen=True)
 class ChartSpec:
-    """What does not change with the inputs: axis labels (with units), log axes, fixed ranges, height."""
+    """What does not change with the inputs: axis labels (with units), log axes, fixed ranges, height.
+
+    kind "xy" (the default) is a plot with axes, its data built with `chart()`; kind "grid" is a
+    table of coloured cells (a KV cache: layers x positions), its data built with `grid()`: x_label
+    names the columns and y_label the rows; its height follows from the rows.
+    """
 
     x_label: str
     y_label: str
@@ -51,6 +57,11 @@ class ChartSpec:
     x_range: tuple | None = None  # (lo, hi) fixed; None: from the data, rounded out to ticks
     y_range: tuple | None = None
     height: int = 240
+    kind: str = "xy"
+
+    def __post_init__(self):
+        if self.kind not in SPEC_KINDS:
+            raise ValueError(f"chart kind must be one of {', '.join(SPEC_KINDS)}, got {self.kind!r}")
 
 
 # ------------------------------------------------------------------ data (what calculators return)
@@ -96,9 +107,48 @@ def rule(axis: str, at, label: str = "", *, bottom: bool = False) -> dict:
     return r
 
 
-def chart(series=(), points=(), rules=(), summary: str = "") -> dict:
-    """The value a calculator returns for a chart output."""
-    return {"series": list(series), "points": list(points), "rules": list(rules), "summary": str(summary)}
+def lane(label: str, edges, *, color: int | None = None) -> dict:
+    """Intervals drawn as blocks in a lane above the plot, from edges[0] to edges[1], edges[1] to edges[2], ...
+
+    A timeline's phases: one wide prefill block, then one thin block per decode step. Edges are x values
+    in order (equal neighbours allowed). color: palette index; -1 is INK.
+    """
+    es = [_r(v) for v in edges]
+    if len(es) < 2 or any(b < a for a, b in zip(es, es[1:], strict=False)):
+        raise ValueError(f"lane {label!r}: edges must be at least two x values in increasing order")
+    g = {"label": str(label), "edges": es}
+    if color is not None:
+        g["color"] = int(color)
+    return g
+
+
+def chart(series=(), points=(), rules=(), summary: str = "", lanes=()) -> dict:
+    """The value a calculator returns for a chart output (kind "xy"). `lanes`: `lane()` blocks above the plot."""
+    data = {"series": list(series), "points": list(points), "rules": list(rules), "summary": str(summary)}
+    if lanes:  # only when there are some: the data (and digest) of charts without lanes stay as they were
+        data["lanes"] = list(lanes)
+    return data
+
+
+def grid(rows, cols, cells, *, keys, groups=(), marks=(), label_chars: int = 8, summary: str = "") -> dict:
+    """The value a calculator returns for a chart output of kind "grid": a table of coloured cells.
+
+    rows, cols: their labels (a layer, a token). cells: one list per row, one entry per column:
+    None for an empty cell, or (key, alpha): an index into `keys` and a strength in [0, 1].
+    keys: [(label, palette index)], what each colour means (the legend).
+    groups: [(label, start, end)], named column ranges [start, end) drawn above the grid (prompt, tile 1).
+    marks: [(label, col0, col1, row0, row1)], outlined cell ranges [col0, col1) x [row0, row1) (this
+    step's tile or column); the first one also gets a dot above it (the current step's marker).
+    label_chars: room kept below the grid for the column labels, in characters (longer ones are cut).
+    """
+    rows, cols = [str(r) for r in rows], [str(c) for c in cols]
+    table = [[None if c is None else [int(c[0]), _r(c[1])] for c in row] for row in cells]
+    return {"rows": rows, "cols": cols, "cells": table,
+            "keys": [{"label": str(label), "color": int(color)} for label, color in keys],
+            "groups": [{"label": str(label), "start": int(a), "end": int(b)} for label, a, b in groups],
+            "marks": [{"label": str(label), "col0": int(c0), "col1": int(c1), "row0": int(r0), "row1": int(r1)}
+                      for label, c0, c1, r0, r1 in marks],
+            "label_chars": int(label_chars), "summary": str(summary)}
 
 
 def linspace(lo: float, hi: float, n: int) -> list[float]:
@@ -112,6 +162,8 @@ def logspace(lo: float, hi: float, n: int) -> list[float]:
 
 
 def _numbers(data: dict):
+    for g in data.get("lanes", ()):
+        yield from g["edges"]
     for s in data["series"]:
         yield from s["x"]
         yield from s["y"]
@@ -122,17 +174,54 @@ def _numbers(data: dict):
         yield r["at"]
 
 
+XY_KEYS = {"series", "points", "rules", "summary"}
+GRID_KEYS = {"rows", "cols", "cells", "keys", "groups", "marks", "label_chars", "summary"}
+
+
+def _spec(spec) -> ChartSpec:
+    if not isinstance(spec, ChartSpec):
+        raise TypeError(f"spec must be a chapter2.charts.ChartSpec, got {type(spec).__name__}")
+    return spec
+
+
 def check(spec: ChartSpec, data: dict) -> None:
     """Raise ValueError unless the chart's numbers are finite (and positive on log axes); TypeError if malformed."""
-    if not isinstance(data, dict) or set(data) != {"series", "points", "rules", "summary"}:
+    if _spec(spec).kind == "grid":
+        _check_grid(data)
+        return
+    if not isinstance(data, dict) or not XY_KEYS <= set(data) <= XY_KEYS | {"lanes"}:
         raise TypeError("a chart output must be built with chapter2.charts.chart()")
     if not all(math.isfinite(v) for v in _numbers(data)):
         raise ValueError("the chart has a value that is not a finite number")
     for axis, log in (("x", spec.x_log), ("y", spec.y_log)):
         values = [v for s in data["series"] for v in s[axis]] + [p[axis] for p in data["points"]]
         values += [r["at"] for r in data["rules"] if r["axis"] == axis]
+        if axis == "x":
+            values += [v for g in data.get("lanes", ()) for v in g["edges"]]
         if log and any(v <= 0 for v in values):
             raise ValueError(f"the chart's {axis} axis is logarithmic but has a value <= 0")
+
+
+def _check_grid(data) -> None:
+    if not isinstance(data, dict) or set(data) != GRID_KEYS:
+        raise TypeError("a grid chart output must be built with chapter2.charts.grid()")
+    rows, cols, cells = data["rows"], data["cols"], data["cells"]
+    if not rows or not cols or len(cells) != len(rows) or any(len(row) != len(cols) for row in cells):
+        raise TypeError(f"a grid needs rows and columns, and one cell per row and column ({len(rows)} x {len(cols)})")
+    for row in cells:
+        for c in row:
+            if c is None:
+                continue
+            if not 0 <= c[0] < len(data["keys"]):
+                raise TypeError(f"a grid cell names key {c[0]}, but the grid has {len(data['keys'])} keys")
+            if not (math.isfinite(c[1]) and 0 <= c[1] <= 1):
+                raise ValueError("a grid cell's strength is not a number from 0 to 1")
+    for g in data["groups"]:
+        if not 0 <= g["start"] < g["end"] <= len(cols):
+            raise TypeError(f"grid group {g['label']!r} is outside the {len(cols)} columns")
+    for m in data["marks"]:
+        if not (0 <= m["col0"] < m["col1"] <= len(cols) and 0 <= m["row0"] < m["row1"] <= len(rows)):
+            raise TypeError(f"grid mark {m['label']!r} is outside the grid")
 
 
 def digest(data: dict) -> str:
@@ -256,12 +345,29 @@ def _bars(s: dict, xa: _Axis, ya: _Axis, color: str) -> str:
     return f'<g fill="{color}">{"".join(rects)}</g>'
 
 
+LANE, MAX_BLOCKS = 14, 256  # lane height; at most this many blocks per lane (more are merged, in equal runs)
+
+
+def _lane(g: dict, xa: _Axis, x0: float, x1: float, color: str) -> str:
+    """One lane's blocks, TOP to TOP + LANE; a block wider than 1.2 units keeps a thin gap after it (ticks)."""
+    edges, n = g["edges"], len(g["edges"]) - 1
+    run = -(-n // MAX_BLOCKS)
+    rects = []
+    for a in range(0, n, run):
+        left, right = (min(max(xa(edges[i]), x0), x1) for i in (a, min(a + run, n)))
+        width = right - left - (0.5 if right - left > 1.2 else 0)
+        rects.append(f'<rect x="{_f(left)}" y="{TOP}" width="{_f(max(width, 0.4))}" height="{LANE}"/>')
+    return f'<g fill="{color}">{"".join(rects)}</g>'
+
+
 def _key(kind: str, color: str, dash: bool) -> str:
     """The legend swatch: a short line, a dot or a block."""
     if kind in ("scatter", "point"):
         shape = f'<circle cx="9" cy="5" r="4" fill="{color}"/>'
     elif kind == "bars":
         shape = f'<rect x="3" y="1" width="12" height="8" fill="{color}"/>'
+    elif kind == "mark":  # a grid's outlined cells
+        shape = '<rect x="4" y="1" width="10" height="8" fill="none" stroke="currentColor" stroke-width="2"/>'
     else:
         dashes = ' stroke-dasharray="4 2"' if dash else ""
         shape = f'<path d="M1 5H17" stroke="{color}" stroke-width="2.5"{dashes}/>'
@@ -270,6 +376,8 @@ def _key(kind: str, color: str, dash: bool) -> str:
 
 def describe(spec: ChartSpec, data: dict) -> str:
     """The text alternative: axes, each series from first to last value, the markers, the rules."""
+    _spec(spec)
+
     def pair(x, y):
         return f"{value_text(y)} at {value_text(x)}"
 
@@ -288,6 +396,10 @@ def describe(spec: ChartSpec, data: dict) -> str:
         parts.append("Marked: " + "; ".join(marked) + ".")
     for r in data["rules"]:
         parts.append(f"Dashed line: {r['label'] or r['axis'] + ' = ' + value_text(r['at'])}.")
+    for g in data.get("lanes", ()):
+        n = len(g["edges"]) - 1
+        parts.append(f"{g['label'] or 'Blocks'}: {n} block{'s' if n != 1 else ''} from {value_text(g['edges'][0])} "
+                     f"to {value_text(g['edges'][-1])} on the x axis.")
     if data["summary"]:
         parts.append(data["summary"])
     return " ".join(parts)
@@ -295,19 +407,23 @@ def describe(spec: ChartSpec, data: dict) -> str:
 
 def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     """The chart as an HTML fragment: <figure> with the SVG (title, desc, axes, series, markers) and a legend."""
+    if _spec(spec).kind == "grid":
+        return _render_grid(spec, data, uid=uid, title=title)
     e = html.escape
     h = spec.height
+    lanes = data.get("lanes", ())
+    top = TOP + (LANE + 8 if lanes else 0)  # a lane of blocks above the plot
     xs = [v for s in data["series"] for v in s["x"]] + [p["x"] for p in data["points"]]
-    xs += [r["at"] for r in data["rules"] if r["axis"] == "x"]
+    xs += [r["at"] for r in data["rules"] if r["axis"] == "x"] + [v for g in lanes for v in g["edges"]]
     ys = [v for s in data["series"] for v in s["y"]] + [p["y"] for p in data["points"]]
     ys += [r["at"] for r in data["rules"] if r["axis"] == "y"]
     if any(s["kind"] == "bars" for s in data["series"]) and not spec.y_log:
         ys.append(0.0)
-    ya = _Axis(ys, spec.y_log, spec.y_range, h - BOTTOM, TOP, pad=1.1)
+    ya = _Axis(ys, spec.y_log, spec.y_range, h - BOTTOM, top, pad=1.1)
     labels = [tick_text(t) for t in ya.ticks]
     left = 28 + round(0.6 * FONT * max(len(t) for t in labels))
     xa = _Axis(xs, spec.x_log, spec.x_range, left, W - RIGHT)
-    x0, x1, y0, y1 = left, W - RIGHT, h - BOTTOM, TOP
+    x0, x1, y0, y1 = left, W - RIGHT, h - BOTTOM, top
 
     out = [f'<svg class="c2-chart__svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" '
            f'aria-labelledby="{uid}-t" aria-describedby="{uid}-d" font-size="{FONT}">',
@@ -344,6 +460,8 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
             out.append(f'<path d="{_path(s, xa, ya)}" stroke="{color}" stroke-width="2" fill="none"'
                        f' stroke-linejoin="round"{dash}/>')
     out.append("</g>")
+    for i, g in enumerate(lanes):
+        out.append(_lane(g, xa, x0, x1, _color(g.get("color"), len(data["series"]) + i)))
     # rules and markers
     n_top = n_bottom = 0
     def inside(x, y):  # marks outside a fixed range are left out (the lines are clipped)
@@ -377,6 +495,109 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     keys = [(s["label"], _key(s["kind"], _color(s.get("color"), i), s.get("dash", False)))
             for i, s in enumerate(data["series"]) if s["label"]]
     keys += [(p["label"], _key("point", _color(p.get("color"), -1), False)) for p in data["points"] if p.get("legend")]
+    keys += [(g["label"], _key("bars", _color(g.get("color"), len(data["series"]) + i), False))
+             for i, g in enumerate(lanes) if g["label"]]
+    legend = "".join(f"<li>{key}{e(label)}</li>" for label, key in keys)
+    legend = f'<ul class="c2-chart__legend">{legend}</ul>' if legend else ""
+    return f'<figure class="c2-chart" data-digest="{digest(data)}">{"".join(out)}{legend}</figure>'
+
+
+# ------------------------------------------------------------------ grids (ChartSpec kind "grid")
+
+GRID_FONT, CELL_H = 11, 18  # label font size and cell height (user units)
+
+
+def _cut(text: str, chars: int) -> str:
+    """A label cut to `chars` characters, '…' marking the cut."""
+    return text if len(text) <= chars else text[: max(chars - 1, 0)] + "…"
+
+
+def describe_grid(spec: ChartSpec, data: dict) -> str:
+    """The text alternative of a grid: rows, columns (every label), what each colour covers, the marks."""
+    _check_grid(data)
+    _spec(spec)
+    cols, rows, cells = data["cols"], data["rows"], data["cells"]
+    parts = [f"Grid of {len(rows)} rows ({spec.y_label}: {', '.join(rows)}) by {len(cols)} columns "
+             f"({spec.x_label}: {', '.join(repr(c) for c in cols)})."]
+    if data["groups"]:
+        parts.append("Column groups: " + "; ".join(f"{g['label']}, columns {g['start'] + 1} to {g['end']}"
+                                                  for g in data["groups"]) + ".")
+    for i, k in enumerate(data["keys"]):
+        alphas = [c[1] for row in cells for c in row if c is not None and c[0] == i]
+        shade = f", strength {value_text(min(alphas))} to {value_text(max(alphas))}" if alphas and min(alphas) < 1 else ""
+        parts.append(f"{k['label']}: {len(alphas)} cell{'s' if len(alphas) != 1 else ''}{shade}.")
+    empty = sum(c is None for row in cells for c in row)
+    parts.append(f"Empty: {empty} cell{'s' if empty != 1 else ''}.")
+    for m in data["marks"]:
+        parts.append(f"Outlined: {m['label'] or 'cells'} (columns {m['col0'] + 1} to {m['col1']}, "
+                     f"rows {m['row0'] + 1} to {m['row1']}).")
+    if data["summary"]:
+        parts.append(data["summary"])
+    return " ".join(parts)
+
+
+def _render_grid(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
+    """A grid as an HTML fragment: the cells (colour = key, opacity = strength), labels, marks, and a legend."""
+    e = html.escape
+    rows, cols, cells = data["rows"], data["cols"], data["cells"]
+    left = 24 + round(0.6 * GRID_FONT * max(len(r) for r in rows))
+    top = TOP + (16 if data["groups"] else 0) + 10  # group labels, then room for the marker dot
+    cw, ch = (W - RIGHT - left) / len(cols), CELL_H
+    bottom = top + len(rows) * ch
+    col_font = max(7, min(GRID_FONT, math.floor(cw)))
+    band = round(0.6 * col_font * data["label_chars"]) + 8  # the column labels, written upwards
+    h = bottom + band + 22
+    x_of = [left + j * cw for j in range(len(cols) + 1)]
+
+    out = [f'<svg class="c2-chart__svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" '
+           f'aria-labelledby="{uid}-t" aria-describedby="{uid}-d" font-size="{GRID_FONT}">',
+           f'<title id="{uid}-t">{e(title)}</title><desc id="{uid}-d">{e(describe_grid(spec, data))}</desc>']
+    # cells, one group per key
+    for i, k in enumerate(data["keys"]):
+        rects = []
+        for r, row in enumerate(cells):
+            for j, c in enumerate(row):
+                if c is not None and c[0] == i:
+                    alpha = "" if c[1] >= 1 else f' fill-opacity="{c[1]:.3g}"'
+                    rects.append(f'<rect x="{_f(x_of[j] + 0.5)}" y="{_f(top + r * ch + 0.5)}" width="{_f(cw - 1)}" '
+                                 f'height="{ch - 1}"{alpha}/>')
+        if rects:
+            out.append(f'<g fill="{_color(k["color"], i)}">{"".join(rects)}</g>')
+    # cell borders, group separators, frame
+    lines = [f"M{left} {_f(top + r * ch)}H{W - RIGHT}" for r in range(1, len(rows))]
+    lines += [f"M{_f(x_of[j])} {top}V{_f(bottom)}" for j in range(1, len(cols))]
+    out.append(f'<path d="{"".join(lines) or f"M{left} {top}"}" stroke="{INK}" stroke-opacity="0.35" fill="none"/>')
+    seps = [f"M{_f(x_of[g['start']])} {TOP}V{_f(bottom)}" for g in data["groups"] if g["start"] > 0]
+    out.append(f'<path d="{"".join(seps) or f"M{left} {top}"}" stroke="{INK}" stroke-width="1.5" fill="none"/>')
+    out.append(f'<path d="M{left} {top}H{W - RIGHT}V{_f(bottom)}H{left}Z" stroke="{INK}" fill="none"/>')
+    # labels: groups above, rows left, columns below (upwards), the axis names
+    text = []
+    for g in data["groups"]:
+        width = x_of[g["end"]] - x_of[g["start"]]
+        label = _cut(g["label"], int(width / (0.6 * GRID_FONT)))
+        if label:
+            text.append(f'<text x="{_f((x_of[g["start"]] + x_of[g["end"]]) / 2)}" y="{TOP + 10}" '
+                        f'text-anchor="middle">{e(label)}</text>')
+    for r, label in enumerate(rows):
+        text.append(f'<text x="{left - 4}" y="{_f(top + (r + 0.5) * ch)}" dy="0.35em" text-anchor="end">{e(label)}</text>')
+    for j, label in enumerate(cols):
+        text.append(f'<text transform="translate({_f(x_of[j] + cw / 2)} {_f(bottom + 4)}) rotate(-90)" dy="0.35em" '
+                    f'text-anchor="end" font-size="{col_font}">{e(_cut(label, data["label_chars"]))}</text>')
+    text.append(f'<text x="{_f((left + W - RIGHT) / 2)}" y="{h - 6}" text-anchor="middle">{e(spec.x_label)}</text>')
+    text.append(f'<text transform="translate(12 {_f((top + bottom) / 2)}) rotate(-90)" text-anchor="middle">'
+                f'{e(spec.y_label)}</text>')
+    out.append(f'<g fill="currentColor">{"".join(text)}</g>')
+    # marks: outlined cells; the first gets the marker dot above the grid
+    for n, m in enumerate(data["marks"]):
+        x, y = x_of[m["col0"]], top + m["row0"] * ch
+        out.append(f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(x_of[m["col1"]] - x)}" height="{(m["row1"] - m["row0"]) * ch}" '
+                   f'fill="none" stroke="currentColor" stroke-width="2"/>')
+        if n == 0:
+            out.append(f'<circle class="c2-chart__pt" cx="{_f((x + x_of[m["col1"]]) / 2)}" cy="{top - 6}" r="4" '
+                       f'fill="{INK}" stroke="#fff" stroke-width="1.5"/>')
+    out.append("</svg>")
+    keys = [(k["label"], _key("bars", _color(k["color"], i), False)) for i, k in enumerate(data["keys"]) if k["label"]]
+    keys += [(m["label"], _key("mark", "", False)) for m in data["marks"] if m["label"]]
     legend = "".join(f"<li>{key}{e(label)}</li>" for label, key in keys)
     legend = f'<ul class="c2-chart__legend">{legend}</ul>' if legend else ""
     return f'<figure class="c2-chart" data-digest="{digest(data)}">{"".join(out)}{legend}</figure>'

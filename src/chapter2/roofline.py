@@ -41,6 +41,7 @@ hidden or vocabulary size, so its activations count zero.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +71,8 @@ __all__ = [
     "decode",
     "decode_critical_batch",
     "prefill_critical_tokens",
+    "RequestTimeline",
+    "request_timeline",
 ]
 
 
@@ -536,3 +539,78 @@ def decode_critical_batch(model, context, *, gpu="H100-SXM", dtype="fp16", kv_dt
         return (est.intensity if part == "step" else est.weights_intensity) >= est.ridge
 
     return _smallest(compute_bound, max_batch)
+
+
+# --------------------------------------------------------------------------- a request on a timeline
+
+
+@dataclass(frozen=True, eq=False)
+class RequestTimeline:
+    """A request (a batch of `batch` identical ones) from arrival to its last output token (`request_timeline`).
+
+    The prefill gives output token 1 (time to first token); decode step k, at context P + k, gives
+    token k + 1. For output token k = 1 .. n (index k - 1): `token_times` is when it is ready,
+    `contexts` the tokens then in each sequence's KV cache (P + k - 1: token k itself is written by
+    the next step) and `kv_bytes` the batch's KV cache then. `decode` holds the n - 1 decode steps.
+    `weight_bytes` are the weights in memory, `memory` the GPUs' memory.
+    """
+
+    model: ModelConfig
+    prompt_tokens: int
+    output_tokens: int
+    batch: int
+    prefill: PhaseEstimate
+    decode: tuple[PhaseEstimate, ...]
+    token_times: tuple[float, ...]
+    contexts: tuple[int, ...]
+    kv_bytes: tuple[float, ...]
+    weight_bytes: float
+    memory: float
+    kv_dtype: str
+
+    @property
+    def ttft(self) -> float:
+        """Time to first token: the prefill's time."""
+        return self.prefill.time
+
+    @property
+    def total_time(self) -> float:
+        return self.token_times[-1]
+
+    @property
+    def memory_left(self) -> float:
+        """Memory left for KV caches once the weights are loaded (negative if they do not fit)."""
+        return self.memory - self.weight_bytes
+
+    def kv_bytes_per_sequence(self, context) -> float:
+        return float(self.model.kv_cache_bytes(positive_int("context", context), 1, self.kv_dtype))
+
+    def capacity(self, context) -> int:
+        """How many sequences of `context` tokens fit: floor(memory left / one sequence's KV cache), at least 0."""
+        return max(0, math.floor(self.memory_left / self.kv_bytes_per_sequence(context)))
+
+
+def request_timeline(model, prompt_tokens, output_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None,
+                     n_gpus=1) -> RequestTimeline:
+    """Prefill, then `output_tokens - 1` decode steps, timed with `prefill` and `decode` (their lower bounds).
+
+    `batch` sequences with the same prompt and output lengths run in lockstep: one prefill of the
+    batch's prompts (its time is the time to first token), then one decode step per further output
+    token, at context P + 1, P + 2, ..., P + n - 1 (counting the token that goes in). The weights
+    take params x bytes per parameter of `dtype` (what `PhaseEstimate.memory_needed` counts).
+    """
+    P, n = positive_int("prompt_tokens", prompt_tokens), positive_int("output_tokens", output_tokens)
+    batch, n_gpus = positive_int("batch", batch), positive_int("n_gpus", n_gpus)
+    model = _model(model)
+    g, d = _gpu_and_dtype(gpu, dtype)
+    kv_dtype = d if kv_dtype is None else kv_dtype
+    pre = prefill(model, P, batch=batch, gpu=g, dtype=d, kv_dtype=kv_dtype, n_gpus=n_gpus)
+    steps = tuple(decode(model, P + k, batch=batch, gpu=g, dtype=d, kv_dtype=kv_dtype, n_gpus=n_gpus)
+                  for k in range(1, n))
+    times = [pre.time]
+    for step in steps:
+        times.append(times[-1] + step.time)
+    contexts = tuple(P + k - 1 for k in range(1, n + 1))
+    kv = tuple(float(model.kv_cache_bytes(c, batch, kv_dtype)) for c in contexts)
+    return RequestTimeline(model, P, n, batch, pre, steps, tuple(times), contexts, kv,
+                           float(pre.memory_needed - pre.kv_bytes), float(g.memory_bytes * n_gpus), kv_dtype)

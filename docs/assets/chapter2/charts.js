@@ -5,7 +5,14 @@
  * output's HTML fragment to window.chapter2Charts.update(dd, html), which swaps it in. Nothing is
  * drawn here, so the build-time and the recomputed drawings come from one renderer.
  *
- * Also here: a calculator's on-request button ([data-calc-action="module:function"], e.g. "Measure
+ * Also here: the steppers' controls. A step slider (a range field with stepper=True) has a Back and a
+ * Forward button ([data-step="-1" | "1"], aria-controls naming the slider): a press moves the slider by
+ * one step and fires its input event, so the calculator recomputes as after a drag or an arrow key. A
+ * button at the end of the range is marked aria-disabled (it stays focusable; a press does nothing). A
+ * slider with data-max-from="FIELD" takes that field's value as its max whenever the field changes
+ * (the browser then clamps the slider's value), before the calculator recomputes.
+ *
+ * And: a calculator's on-request button ([data-calc-action="module:function"], e.g. "Measure
  * this device"): on click it runs that function in Python, puts the {field: value} it returns into the
  * form and lets the calculator recompute. It never runs on page load.
  */
@@ -52,8 +59,50 @@
     });
   }
 
+  function setupStepper(slider) {
+    const form = slider.form;
+    const shown = form.querySelector(`output[data-field-value="${slider.name}"]`);
+    const buttons = [...form.querySelectorAll(`button[data-step][aria-controls="${slider.id}"]`)];
+    const ends = () => {
+      for (const b of buttons) {
+        const atEnd = +b.dataset.step < 0 ? +slider.value <= +slider.min : +slider.value >= +slider.max;
+        b.setAttribute("aria-disabled", String(atEnd));
+      }
+    };
+    const moved = () => {
+      if (shown) shown.textContent = slider.value;
+      ends();
+      slider.dispatchEvent(new Event("input", { bubbles: true }));
+    };
+    for (const b of buttons) {
+      b.addEventListener("click", () => {
+        const before = slider.value;
+        if (+b.dataset.step < 0) slider.stepDown(); else slider.stepUp();
+        if (slider.value !== before) moved();
+      });
+    }
+    let wanted = +slider.value;  // the step the reader chose; a smaller max only hides it for a while
+    slider.addEventListener("input", () => { wanted = +slider.value; ends(); });
+    const source = slider.dataset.maxFrom && form.elements[slider.dataset.maxFrom];
+    if (source) {
+      const follow = () => {
+        const top = Number(String(source.value).trim().replace(/[_,]/g, ""));
+        if (!Number.isInteger(top) || top < +slider.min) return;  // a bad value: the calculator says why
+        slider.max = String(top);
+        slider.value = String(Math.min(wanted, top));  // the browser keeps it within [min, max]
+        if (shown) shown.textContent = slider.value;
+        ends();
+      };
+      // on the field itself, so it runs before the form's listener recomputes with the slider's value
+      source.addEventListener("input", follow);
+      source.addEventListener("change", follow);
+    }
+    ends();
+  }
+
   function init() {
     document.querySelectorAll("[data-calc-action]").forEach(setupAction);
+    document.querySelectorAll(".c2-calc__field--stepper input[type=range]").forEach(setupStepper);
   }
 
   window.chapter2Charts = { update };

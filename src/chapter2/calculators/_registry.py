@@ -37,6 +37,12 @@ class Field:
 
     A 'text' field is free text, passed to the calculator as the raw string;
     its `max` is the longest allowed text in characters (2,000 if None).
+
+    `stepper=True` (a 'range' field of whole numbers) makes it a stepper's step: the page puts a Back
+    and a Forward button beside the slider (the slider itself steps with the arrow keys).
+    `max_from` names another integer field whose value is this slider's top (a step number that
+    cannot pass the number of steps); `max` stays the largest value accepted, and the calculator
+    clamps the step to the other field itself, as the page does.
     """
 
     name: str
@@ -49,6 +55,8 @@ class Field:
     integer: bool = False
     options: tuple = ()  # select: tuple of (value, label)
     help: str = ""
+    stepper: bool = False
+    max_from: str | None = None
 
     def parse(self, raw) -> Any:
         if self.kind == "select":
@@ -144,10 +152,24 @@ def calculator(name: str, *, title: str, fields, outputs, action: Action | None 
     def register(fn):
         if name in REGISTRY:
             raise ValueError(f"calculator {name!r} is registered twice")
+        _check_steppers(name, fields)
         REGISTRY[name] = Calculator(name, title, tuple(fields), tuple(outputs), fn, (fn.__doc__ or "").strip(), action)
         return fn
 
     return register
+
+
+def _check_steppers(name: str, fields) -> None:
+    by_name = {f.name: f for f in fields}
+    for f in fields:
+        if (f.stepper or f.max_from) and not (f.kind == "range" and f.integer and None not in (f.min, f.max)):
+            raise ValueError(f"calculator {name!r}: field {f.name!r}: a step (stepper, max_from) is a range of "
+                             f"whole numbers with a min and a max")
+        other = by_name.get(f.max_from) if f.max_from else None
+        if f.max_from and (other is None or not other.integer or other is f):
+            raise ValueError(f"calculator {name!r}: field {f.name!r}: max_from must name another integer field")
+        if other is not None and not (f.min <= other.default <= f.max and f.default <= other.default):
+            raise ValueError(f"calculator {name!r}: field {f.name!r}: its default must be within 0 .. {other.name}")
 
 
 def get(name: str) -> Calculator:

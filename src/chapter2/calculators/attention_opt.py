@@ -1,10 +1,14 @@
-"""Calculators of section 2.5 (optimizing attention): sliding-window saving and hybrid-model cost."""
+"""Calculators of section 2.5 (optimizing attention): sliding-window saving, hybrid-model cost, and
+FlashAttention step by step (`flash_stepper`: `chapter2.attention.flash_trace`)."""
 
 from __future__ import annotations
 
-from .. import charts, ssm
-from ..attention import attended_pairs
-from ..format import nbytes, number, si
+import numpy as np
+
+from .. import charts, roofline, ssm
+from ..attention import attended_pairs, attention_reference, flash_trace
+from ..format import nbytes, number, si, sig
+from . import _charts
 from ._registry import Field, Output, calculator
 
 PRESETS = tuple((key, cfg.name) for key, cfg in ssm.HYBRID_PRESETS.items())
@@ -96,3 +100,90 @@ def hybrid_cost_calc(preset, layers, share, context, kv_dtype):
                  for key, name in (("attention", "all attention"), ("hybrid", "hybrid"), ("ssm", "all Mamba"))],
     }
 
+
+
+FLASH_N, FLASH_BLOCK = 16, 4  # keys and queries; block_q = block_k: 4 query blocks, 4 key tiles
+FLASH_BYTES = 2  # bytes per number counted: what an FP16 kernel moves (the numbers themselves are float64)
+
+
+def flash_inputs(seed: int, d: int):
+    """The stepper's Q, K, V: (N, d) each, standard normal from numpy's default_rng(seed)."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((FLASH_N, d)), rng.standard_normal((FLASH_N, d)), rng.standard_normal((FLASH_N, d))
+
+
+@calculator(
+    "flash_stepper",
+    title="FlashAttention, one tile at a time: key tiles stream past one query block",
+    fields=[
+        Field("seed", "Seed for Q, K and V (random normal)", 0, min=0, max=2**32 - 1, integer=True),
+        Field("d", "Head dimension d", 4, kind="select", options=((4, "4"), (8, "8"))),
+        Field("q_block", f"Query block (rows of {FLASH_BLOCK})", 1, kind="range", min=0,
+              max=FLASH_N // FLASH_BLOCK - 1, step=1, integer=True),
+        Field("tiles", "K/V tiles loaded", 1, kind="range", min=0, max=FLASH_N // FLASH_BLOCK, step=1, integer=True,
+              stepper=True, help=f"N = {FLASH_N} keys in tiles of {FLASH_BLOCK}"),
+    ],
+    outputs=[
+        Output("tiles_chart", "The query block against every key: tiles loaded so far", kind="chart",
+               chart=_charts.FLASH_TILES),
+        Output("loaded", "This step"),
+        Output("state", "Running maximum μ, rescale factor, running sum ℓ and accumulator acc, per query row",
+               free_text=True),
+        Output("bytes", "Bytes moved to or from device memory, this query block"),
+        Output("bytes_chart", "Bytes moved, FlashAttention against standard attention", kind="chart",
+               chart=_charts.FLASH_BYTES),
+        Output("check", "Output of the block"),
+    ],
+)
+def flash_stepper_calc(seed, d, q_block, tiles):
+    """FlashAttention's inner loop for one query block, after `tiles` key tiles (chapter2.attention.flash_trace)."""
+    q, k, v = flash_inputs(seed, d)
+    trace = flash_trace(q, k, v, q_block=q_block, block_q=FLASH_BLOCK, block_k=FLASH_BLOCK, dtype_bytes=FLASH_BYTES)
+    step = trace.steps[tiles]
+    rows = range(trace.q0, trace.q1)
+    if tiles == 0:
+        loaded = (f"Start: the query block (rows {trace.q0} to {trace.q1 - 1}, {FLASH_BLOCK} x {d} numbers) is "
+                  f"loaded; μ = −∞, ℓ = 0 and acc = 0 in every row")
+        state = "\n".join(f"q{i}: μ −∞ | ℓ 0 | acc [{', '.join(['0'] * d)}]" for i in rows)
+    else:
+        loaded = (f"Tile {tiles} of {trace.tiles}: K and V of keys {step.k0} to {step.k1 - 1} loaded "
+                  f"({step.k1 - step.k0} x {d} numbers each); scores S = Q Kᵀ / √{d} computed on chip")
+        lines = []
+        for r, i in enumerate(rows):
+            if tiles == 1:
+                m = f"μ −∞ → {_n(step.m_new[r])} | first tile, nothing to rescale"
+            elif step.m_new[r] > step.m_old[r]:
+                m = f"μ {_n(step.m_old[r])} → {_n(step.m_new[r])} | rescale exp(μ_old − μ_new) = {_n(step.rescale[r])}"
+            else:
+                m = f"μ {_n(step.m_new[r])}, no new maximum | rescale 1"
+            lines.append(f"q{i}: {m} | ℓ {_n(step.l_i[r])} | acc [{', '.join(_n(x) for x in step.acc[r])}]")
+        state = "\n".join(lines)
+    per_tile = FLASH_BLOCK * 2 * d * FLASH_BYTES
+    bytes_text = (f"FlashAttention: {step.hbm_bytes:,.0f} B (Q block {FLASH_BLOCK * d * FLASH_BYTES} B + {tiles} "
+                  f"K/V tile{'s' if tiles != 1 else ''} of {per_tile} B"
+                  f"{f' + O block {FLASH_BLOCK * d * FLASH_BYTES} B' if tiles == trace.tiles else ''}); "
+                  f"standard attention: {step.standard_bytes:,.0f} B, the same plus S and A written and read back "
+                  f"({4 * FLASH_BLOCK * FLASH_BLOCK * FLASH_BYTES} B per tile). Whole attention at N = {FLASH_N}, "
+                  f"d = {d}, FP16: standard {nbytes(roofline.attention_intensity(FLASH_N, d, FLASH_BYTES).bytes)}, "
+                  f"FlashAttention {nbytes(_flash_total(d))} (K and V read once per query block)")
+    if tiles < trace.tiles:
+        check = f"O = acc / ℓ once every tile is in: {trace.tiles - tiles} to go"
+    else:
+        want = attention_reference(q[None, None], k[None, None], v[None, None])[0, 0, trace.q0:trace.q1]
+        diff = float(np.abs(trace.out - want).max())  # about 1e-16; its last digits depend on the BLAS
+        check = "O = acc / ℓ: " + "; ".join(f"q{i} [{', '.join(_n(x) for x in trace.out[r])}]"
+                                            for r, i in enumerate(range(trace.q0, trace.q1)))
+        check += (", equal to the reference attention (float64) within 1e-12" if diff < 1e-12
+                  else f", {diff:.1e} from the reference attention")
+    return {"tiles_chart": _charts.flash_tiles_chart(trace, tiles), "loaded": loaded, "state": state,
+            "bytes": bytes_text, "bytes_chart": _charts.flash_bytes_chart(trace, tiles), "check": check}
+
+
+def _flash_total(d: int) -> int:
+    """FlashAttention's bytes over all query blocks: each reads its Q block and every K/V tile, writes its O block."""
+    blocks = FLASH_N // FLASH_BLOCK
+    return blocks * (FLASH_BLOCK * d + FLASH_N * 2 * d + FLASH_BLOCK * d) * FLASH_BYTES
+
+
+def _n(x: float) -> str:
+    return sig(float(x), 3)

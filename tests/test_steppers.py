@@ -1,0 +1,403 @@
+"""The three steppers: prefill and decode over the tiny model's KV cache, FlashAttention one tile at a
+time, and a request on a timeline. The functions in the numpy core (`attention.flash_trace`,
+`roofline.request_timeline`) against oracles and hand arithmetic; the calculators against them; the
+step controls (`Field(stepper=True, max_from=...)`) as the build renders them; the grid and lane
+drawings of `chapter2.charts`.
+
+The browser side (first frame without JavaScript, stepping with buttons and keys, 375 px, axe) is
+tests/browser/test_steppers.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chapter2 import calculators, charts, roofline, stepper
+from chapter2.attention import attention, attention_reference, attention_weights, flash_attention, flash_trace
+from chapter2.calculators import _charts, _registry
+from chapter2.calculators import attention_opt as flash_calc
+from chapter2.calculators import stepper as stepper_calc
+from chapter2.calculators._registry import Field, FieldError
+from chapter2.models import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _qkv(seed, n_q, n_k, d, d_v=None):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n_q, d)), rng.standard_normal((n_k, d)), rng.standard_normal((n_k, d_v or d))
+
+
+def _parse(fragment: str) -> ET.Element:
+    return ET.fromstring(fragment.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1))
+
+
+# ------------------------------------------------------------------ flash_trace
+
+
+@pytest.mark.parametrize("n_q, n_k, d, d_v, block_q, block_k", [
+    (16, 16, 4, 4, 4, 4),   # the stepper's sizes
+    (16, 16, 8, 8, 4, 4),
+    (7, 10, 3, 5, 3, 4),    # blocks that do not divide N, d_v != d, N_q != N_k
+    (5, 9, 2, 2, 8, 1),     # one query block, one key per tile
+])
+def test_flash_trace_output_is_the_oracle_attention_in_every_query_block(n_q, n_k, d, d_v, block_q, block_k):
+    q, k, v = _qkv(n_q * 100 + n_k, n_q, n_k, d, d_v)
+    want = attention_reference(q[None, None], k[None, None], v[None, None])[0, 0]
+    flash = flash_attention(q[None, None], k[None, None], v[None, None], block_q=block_q, block_k=block_k)[0, 0]
+    for b in range(-(-n_q // block_q)):
+        trace = flash_trace(q, k, v, q_block=b, block_q=block_q, block_k=block_k)
+        assert (trace.q0, trace.q1) == (b * block_q, min((b + 1) * block_q, n_q))
+        assert trace.tiles == -(-n_k // block_k) and len(trace.steps) == trace.tiles + 1
+        assert trace.out.dtype == np.float64
+        np.testing.assert_allclose(trace.out, want[trace.q0:trace.q1], rtol=0, atol=1e-13)
+        np.testing.assert_allclose(trace.out, flash[trace.q0:trace.q1], rtol=0, atol=1e-13)
+
+
+def test_every_step_holds_the_online_softmax_of_the_keys_seen_so_far():
+    """After t tiles: m = max of the scores seen, l = sum of exp(s - m), acc = sum of exp(s - m) v, each row;
+    rescale = exp(m_old - m_new); weights = softmax over the keys seen, the attention row at the end."""
+    q, k, v = _qkv(3, 16, 16, 4)
+    scores = q @ k.T / 2  # scale 1/sqrt(4)
+    for b in range(4):
+        trace = flash_trace(q, k, v, q_block=b)
+        rows = scores[4 * b:4 * b + 4]
+        start = trace.steps[0]
+        assert np.all(start.m_new == -np.inf) and not start.l_i.any() and not start.acc.any() and start.k1 == 0
+        for t, step in enumerate(trace.steps[1:], start=1):
+            assert (step.k0, step.k1) == (4 * (t - 1), 4 * t)
+            seen = rows[:, :4 * t]
+            m = seen.max(axis=1)
+            np.testing.assert_allclose(step.scores, rows[:, step.k0:step.k1], atol=1e-14)
+            np.testing.assert_array_equal(step.m_new, np.maximum(step.m_old, step.scores.max(axis=1)))
+            np.testing.assert_allclose(step.m_new, m, atol=1e-14)
+            np.testing.assert_allclose(step.l_i, np.exp(seen - m[:, None]).sum(axis=1), rtol=1e-13)
+            np.testing.assert_allclose(step.acc, np.exp(seen - m[:, None]) @ v[:4 * t], rtol=1e-12, atol=1e-13)
+            np.testing.assert_allclose(step.rescale, np.exp(step.m_old - step.m_new), rtol=1e-15)
+            if t == 1:
+                assert not step.rescale.any()  # nothing accumulated before the first tile
+            else:
+                np.testing.assert_array_equal(step.m_old, trace.steps[t - 1].m_new)
+                assert np.all((step.rescale == 1) == (step.m_new == step.m_old))
+            np.testing.assert_allclose(step.p, np.exp(step.scores - step.m_new[:, None]), rtol=1e-15)
+            softmax_so_far = np.exp(seen - m[:, None]) / np.exp(seen - m[:, None]).sum(axis=1, keepdims=True)
+            np.testing.assert_allclose(step.weights[:, :4 * t], softmax_so_far, atol=1e-14)
+            assert not step.weights[:, 4 * t:].any()
+        final = attention_weights(q[None, None], k[None, None])[0, 0, 4 * b:4 * b + 4]
+        np.testing.assert_allclose(trace.steps[-1].weights, final, atol=1e-7)  # attention_weights runs in float32
+    # at least one row of this example changes its max after the first tile (what the stepper shows)
+    assert any((s.rescale < 1).any() for b in range(4) for s in flash_trace(q, k, v, q_block=b).steps[2:])
+
+
+def test_bytes_are_the_hand_counts():
+    """N = 16 keys in tiles of 4, a block of 4 queries, FP16 (2 bytes).
+
+    d = 4: Q block 4 x 4 x 2 = 32 B; a K/V tile 4 keys x (4 + 4) x 2 = 64 B; O block 32 B; standard attention
+    also writes S (4 x 4), reads it, writes P, reads it: 4 x 16 x 2 = 128 B per tile.
+    d = 8: Q block 64 B, a tile 4 x 16 x 2 = 128 B, O block 64 B; S and P still 128 B per tile.
+    """
+    q4, k4, v4 = _qkv(0, 16, 16, 4)
+    trace = flash_trace(q4, k4, v4, q_block=1)
+    assert [s.hbm_bytes for s in trace.steps] == [32, 96, 160, 224, 320]  # ... + 64 per tile, + 32 for O at the end
+    assert [s.standard_bytes for s in trace.steps] == [32, 224, 416, 608, 832]  # ... + 64 + 128 per tile, + 32
+    q8, k8, v8 = _qkv(0, 16, 16, 8)
+    trace8 = flash_trace(q8, k8, v8, q_block=3)
+    assert [s.hbm_bytes for s in trace8.steps] == [64, 192, 320, 448, 640]
+    assert [s.standard_bytes for s in trace8.steps] == [64, 320, 576, 832, 1152]
+    assert [s.hbm_bytes for s in flash_trace(q4, k4, v4, dtype_bytes="fp32").steps] == [64, 192, 320, 448, 640]
+    # over the 4 query blocks, standard attention's extra traffic is its N x N score and probability matrices,
+    # each written once and read once (4 N^2 numbers): the chapter's count minus FlashAttention's ideal 4 N d
+    extra = sum(flash_trace(q4, k4, v4, q_block=b).steps[-1].standard_bytes
+                - flash_trace(q4, k4, v4, q_block=b).steps[-1].hbm_bytes for b in range(4))
+    assert extra == 4 * 16 * 16 * 2 == 2048
+    assert extra == roofline.attention_intensity(16, 4).bytes - roofline.flash_attention_intensity(16, 4).bytes
+
+
+def test_flash_trace_refuses_bad_input():
+    q, k, v = _qkv(0, 8, 8, 4)
+    with pytest.raises(ValueError, match="q_block must be below 2"):
+        flash_trace(q, k, v, q_block=2)
+    with pytest.raises(ValueError, match="must be non-empty and agree"):
+        flash_trace(q, k[:, :3], v)
+    with pytest.raises(ValueError, match="must be non-empty and agree"):
+        flash_trace(q, k, v[:5])
+    with pytest.raises(ValueError, match="2 dimensions"):
+        flash_trace(q[None], k, v)
+    with pytest.raises(ValueError):
+        flash_trace(q, k, v, block_k=0)
+    with pytest.raises(ValueError):
+        flash_trace(q, k, v, dtype_bytes="int3")
+    q32, k32, v32 = (x.astype(np.float32) for x in (q, k, v))
+    out = flash_trace(q32, k32, v32).out
+    assert out.dtype == np.float64  # float32 inputs, float64 arithmetic
+    np.testing.assert_allclose(out, attention_reference(q32[None, None], k32[None, None], v32[None, None])[0, 0, :4],
+                               atol=1e-13)
+    np.testing.assert_allclose(out, attention(q32[None, None], k32[None, None], v32[None, None])[0, 0, :4], atol=1e-6)
+
+
+# ------------------------------------------------------------------ request_timeline
+
+
+def test_request_timeline_is_roofline_prefill_then_one_decode_per_token():
+    P, n, batch = 2048, 40, 8
+    tl = roofline.request_timeline("Llama-3.1-8B", P, n, batch=batch, gpu="H100-SXM")
+    pre = roofline.prefill("Llama-3.1-8B", P, batch=batch, gpu="H100-SXM")
+    assert tl.ttft == pre.time and tl.prefill.flops == pre.flops
+    assert len(tl.decode) == n - 1 and len(tl.token_times) == n
+    t = pre.time
+    for k in range(1, n):  # decode step k: context P + k (the token going in counted), gives token k + 1
+        step = roofline.decode("Llama-3.1-8B", P + k, batch=batch, gpu="H100-SXM")
+        assert tl.decode[k - 1].time == step.time and tl.decode[k - 1].kv_bytes == step.kv_bytes
+        t += step.time
+        assert tl.token_times[k] == pytest.approx(t, rel=1e-15)
+    config = load_config("Llama-3.1-8B")
+    assert tl.contexts == tuple(P + k - 1 for k in range(1, n + 1))
+    assert tl.kv_bytes == tuple(float(config.kv_cache_bytes(c, batch, "fp16")) for c in tl.contexts)
+    assert tl.total_time == tl.token_times[-1]
+    # memory bound decode at batch 8: each step reads the weights, so the time per token is ~ weights / bandwidth
+    assert tl.decode[0].bound == "memory" and tl.decode[0].time > 16.06e9 / 3.35e12
+
+
+def test_capacity_is_memory_left_over_one_sequence_s_kv_cache():
+    """Llama-3.1-8B on an H100 (80 GB), 16-bit: weights 8,030,261,248 x 2 = 16,060,522,496 B; left
+    80,000,000,000 - 16,060,522,496 = 63,939,477,504 B. KV per token: K and V x 32 layers x 8 KV heads x 128
+    x 2 B = 131,072 B. At 2,048 tokens a sequence holds 268,435,456 B: 63,939,477,504 / 268,435,456 = 238.2,
+    so 238 fit; at 2,048 + 256 - 1 = 2,303 tokens, 301,858,816 B each: 211.8, so 211."""
+    tl = roofline.request_timeline("Llama-3.1-8B", 2048, 256, batch=8, gpu="H100-SXM")
+    assert tl.weight_bytes == 16_060_522_496 and tl.memory == 80e9 and tl.memory_left == 63_939_477_504
+    assert tl.kv_bytes_per_sequence(1) == 131_072
+    assert tl.kv_bytes_per_sequence(2048) == 268_435_456 and tl.capacity(2048) == 238
+    assert tl.contexts[-1] == 2303 and tl.capacity(2303) == 211
+    assert tl.kv_bytes[0] == 8 * 268_435_456  # the batch's cache when the first token is out
+    # H200 (141 GB): (141e9 - 16,060,522,496) / 268,435,456 = 465.4
+    assert roofline.request_timeline("Llama-3.1-8B", 2048, 1, gpu="H200-SXM").capacity(2048) == 465
+    big = roofline.request_timeline("DeepSeek-V3", 16, 2, gpu="H100-SXM")
+    assert big.memory_left < 0 and big.capacity(16) == 0  # its weights alone do not fit
+
+
+def test_one_output_token_is_the_prefill_alone_and_bad_input_is_refused():
+    tl = roofline.request_timeline("Qwen3-8B", 100, 1)
+    assert tl.decode == () and tl.token_times == (tl.ttft,) and tl.contexts == (100,)
+    for kwargs, err in [(dict(prompt_tokens=0), ValueError), (dict(output_tokens=1.5), (TypeError, ValueError)),
+                        (dict(batch=0), ValueError), (dict(gpu="H1"), (KeyError, ValueError)),
+                        (dict(dtype="int3"), ValueError), (dict(model=3), TypeError)]:
+        args = {"model": "Qwen3-8B", "prompt_tokens": 10, "output_tokens": 2, **kwargs}
+        with pytest.raises(err):
+            roofline.request_timeline(args.pop("model"), args.pop("prompt_tokens"), args.pop("output_tokens"), **args)
+
+
+# ------------------------------------------------------------------ the calculators
+
+
+def test_step_through_is_prefix_consistent_so_stepping_back_reuses_a_run():
+    model, tok = stepper.load()
+    for prompt, temperature in [("The KV cache stores the keys and values", 0.0), ("Decode one token", 0.9)]:
+        long = stepper.step_through(model, tok, prompt, 12, temperature=temperature, seed=0)
+        for n in (0, 1, 5, 12):
+            assert stepper.step_through(model, tok, prompt, n, temperature=temperature, seed=0) == long[: n + 1]
+    stepper_calc._RUNS.clear()
+    far = calculators.compute("prefill_decode", {"n_steps": "20"})
+    near = calculators.compute("prefill_decode", {"n_steps": "3"})  # from the run of 20, sliced
+    stepper_calc._RUNS.clear()
+    assert calculators.compute("prefill_decode", {"n_steps": "3"}) == near != far
+
+
+def test_kv_grid_fills_the_prompt_block_at_prefill_then_one_column_per_decode_step():
+    model, tok = stepper.load()
+    prompt = calculators.get("prefill_decode").defaults()["prompt"]
+    ids = tok.encode(prompt)
+    P = len(ids)
+    eos = [tok.special_tokens["<|endoftext|>"]]
+    digests = set()
+    for n in (0, 1, 2, 7):
+        grid = calculators.compute("prefill_decode", {"n_steps": str(n)})["grid"]
+        steps = stepper.step_through(model, tok, prompt, n, stop_ids=eos)
+        assert grid["rows"] == ["layer 0", "layer 1", "layer 2", "layer 3"]
+        width = P + stepper_calc.MAX_STEPS + 1  # the prompt, a column per possible step, the chosen token
+        assert len(grid["cols"]) == width
+        tokens = [tok.token_text(i) for i in ids] + [s.token_text for s in steps]
+        assert grid["cols"][:P + n + 1] == [t.replace(" ", "␣") for t in tokens] and not any(grid["cols"][P + n + 1:])
+        for row in grid["cells"]:
+            assert row[:P] == [[0, 1.0]] * P  # the prefill's block
+            assert row[P:P + n] == [[1, 1.0]] * n  # one column per decode step
+            assert row[P + n:] == [None] * (width - P - n)  # the chosen token's column is not cached yet
+        (mark,) = grid["marks"]
+        assert (mark["col0"], mark["col1"]) == ((0, P) if n == 0 else (P + n - 1, P + n))
+        assert (mark["row0"], mark["row1"]) == (0, 4)
+        assert f"caches {P + n} positions" in grid["summary"]
+        digests.add(charts.digest(grid))
+    assert len(digests) == 4
+
+
+def test_kv_grid_of_a_long_prompt_shares_a_column():
+    model, tok = stepper.load()
+    prompt = "The KV cache stores the keys and values of every token in every layer, so decode reads it all again"
+    P = len(tok.encode(prompt))
+    grid = calculators.compute("prefill_decode", {"prompt": prompt, "n_steps": "2"})["grid"]
+    shared = P + stepper_calc.MAX_STEPS + 1 - _charts.GRID_COLUMNS + 1
+    assert shared > 1 and len(grid["cols"]) == _charts.GRID_COLUMNS and grid["cols"][0] == f"…{shared}"
+    prompt_cols = P - shared + 1
+    assert grid["cells"][0][:prompt_cols] == [[0, 1.0]] * prompt_cols
+    assert grid["cells"][0][prompt_cols:prompt_cols + 2] == [[1, 1.0]] * 2
+    assert grid["marks"][0]["col0"] == prompt_cols + 1
+
+
+def test_flash_stepper_shows_flash_trace_and_the_hand_counted_bytes():
+    for seed, d, block, tiles in [(0, 4, 1, 2), (7, 8, 3, 4), (11, 4, 0, 0)]:
+        out = calculators.compute("flash_stepper", {"seed": str(seed), "d": str(d), "q_block": str(block),
+                                                   "tiles": str(tiles)})
+        q, k, v = flash_calc.flash_inputs(seed, d)
+        trace = flash_trace(q, k, v, q_block=block)
+        step = trace.steps[tiles]
+        lines = out["state"].splitlines()
+        assert len(lines) == 4 and [line.split(":")[0] for line in lines] == [f"q{4 * block + r}" for r in range(4)]
+        for r, line in enumerate(lines):
+            assert f"| ℓ {flash_calc._n(step.l_i[r])} |" in line or tiles == 0
+            assert f"acc [{', '.join(flash_calc._n(x) for x in step.acc[r])}]" in line or tiles == 0
+        grid = out["tiles_chart"]
+        assert grid["rows"] == [f"q{4 * block + r}" for r in range(4)] and len(grid["cols"]) == 16
+        assert all(c is None for row in grid["cells"] for c in row[4 * tiles:])
+        assert all(c is not None for row in grid["cells"] for c in row[:4 * tiles])
+        assert out["bytes_chart"]["series"][0]["y"] == [s.hbm_bytes for s in trace.steps]
+        assert out["bytes_chart"]["points"][0] == charts.point(tiles, step.hbm_bytes, f"FlashAttention after {tiles} tiles",
+                                                              color=0)
+    two = calculators.compute("flash_stepper", {"tiles": "2"})
+    assert two["bytes"].startswith("FlashAttention: 160 B (Q block 32 B + 2 K/V tiles of 64 B); standard attention: 416 B")
+    # whole attention, N = 16, d = 4, FP16: standard (4 N^2 + 4 N d) x 2 = (1024 + 256) x 2 = 2,560 B; FlashAttention:
+    # 4 query blocks x (Q block 16 + K and V 128 + O block 16 numbers) x 2 = 1,280 B
+    assert "standard 2.56 kB, FlashAttention 1.28 kB" in two["bytes"]
+    assert two["check"] == "O = acc / ℓ once every tile is in: 2 to go"
+    done = calculators.compute("flash_stepper", {"tiles": "4"})
+    assert done["check"].startswith("O = acc / ℓ: q4 [") and done["check"].endswith("within 1e-12")
+    assert "+ O block 32 B" in done["bytes"] and "standard attention: 832 B" in done["bytes"]
+    assert "μ −∞ | ℓ 0" in calculators.compute("flash_stepper", {"tiles": "0"})["state"]
+
+
+def test_request_timeline_calculator_shows_the_roofline_timeline():
+    raw = {"model": "Llama-3.1-8B", "gpu": "H100-SXM", "prompt_tokens": "2048", "output_tokens": "256", "batch": "8"}
+    tl = roofline.request_timeline("Llama-3.1-8B", 2048, 256, batch=8, gpu="H100-SXM")
+    first = calculators.compute("request_timeline", {**raw, "token": "1"})
+    assert first["ttft"].startswith("0.24 s: one pass over 8 x 2,048 prompt tokens, compute bound")
+    assert first["capacity"].startswith("238 sequences: 80 GB − 16.1 GB of weights = 63.9 GB for KV caches")
+    out = calculators.compute("request_timeline", {**raw, "token": "100"})
+    assert out["now"].startswith(f"token 100 of 256, ready at {_charts._seconds(tl.token_times[99])}")
+    assert "holds 2,147 tokens" in out["now"]
+    chart = out["chart"]
+    (point,) = chart["points"]
+    assert (point["x"], point["y"]) == (charts._r(tl.token_times[99]), charts._r(tl.kv_bytes[99] / 1e9))
+    prefill, decode, now = chart["lanes"]
+    assert prefill["edges"] == [0.0, charts._r(tl.ttft)]
+    assert len(decode["edges"]) == 256 and decode["edges"][-1] == charts._r(tl.total_time)  # one block per token
+    assert now["edges"] == [charts._r(tl.token_times[98]), charts._r(tl.token_times[99])]
+    assert chart["series"][0]["x"][0] == 0 and chart["series"][0]["y"][-1] == charts._r(tl.kv_bytes[-1] / 1e9)
+    clamped = calculators.compute("request_timeline", {**raw, "output_tokens": "50", "token": "300"})
+    assert clamped["now"].startswith("token 50 of 50")  # a step past the output is its last token
+    long = calculators.compute("request_timeline", {**raw, "output_tokens": "2048"})["chart"]
+    assert len(long["lanes"][1]["edges"]) <= charts.MAX_BLOCKS + 1
+    assert "one block per 8 output tokens" in long["lanes"][1]["label"]
+    with pytest.raises(FieldError, match=r"1.34 TB, more than one H100-SXM holds \(80 GB\)") as err:
+        calculators.compute("request_timeline", {"model": "DeepSeek-V3"})
+    assert err.value.field == "gpu"
+    with pytest.raises(FieldError, match="context of 131,072") as err:
+        calculators.compute("request_timeline", {**raw, "prompt_tokens": "131000", "output_tokens": "100"})
+    assert err.value.field == "prompt_tokens"
+
+
+def test_stepper_redraws_are_cheap_in_cpython():
+    """Stepping only redraws: the runs are remembered (prefill_decode, request_timeline) or tiny (flash)."""
+    import time
+
+    for name, field, values in [("prefill_decode", "n_steps", range(8, 0, -1)), ("flash_stepper", "tiles", range(5)),
+                                ("request_timeline", "token", range(1, 200, 25))]:
+        calculators.compute_json(name, "{}")
+        t0 = time.perf_counter()
+        for v in values:
+            calculators.compute_json(name, json.dumps({field: str(v)}))
+        assert (time.perf_counter() - t0) / len(values) < 0.05, name
+
+
+# ------------------------------------------------------------------ the step controls, as the build renders them
+
+
+def test_step_fields_are_checked_when_registered():
+    ok = [Field("n", "N", 8, min=1, max=20, integer=True),
+          Field("k", "K", 2, kind="range", min=1, max=20, step=1, integer=True, stepper=True, max_from="n")]
+    _registry._check_steppers("ok", ok)
+    for bad in [Field("k", "K", 2, kind="number", min=1, max=20, integer=True, stepper=True),
+                Field("k", "K", 2, kind="range", min=1, max=20, step=1, stepper=True),
+                Field("k", "K", 2, kind="range", min=1, max=20, step=1, integer=True, max_from="nope"),
+                Field("k", "K", 9, kind="range", min=1, max=20, step=1, integer=True, max_from="n")]:
+        with pytest.raises(ValueError):
+            _registry._check_steppers("bad", [ok[0], bad])
+
+
+def test_the_build_renders_back_and_forward_beside_the_step_slider():
+    hooks = str(ROOT / "docs" / "hooks")
+    if hooks not in sys.path:
+        sys.path.insert(0, hooks)
+    import directives
+
+    for name, field, top in [("prefill_decode", "n_steps", 24), ("flash_stepper", "tiles", 4), ("request_timeline", "token", 256)]:
+        html = directives.render_calculator(name)
+        fid = f"c2-{name}-{field}"
+        assert f'role="group" aria-labelledby="{fid}-label"' in html
+        assert f'data-step="-1" aria-controls="{fid}"' in html and f'data-step="1" aria-controls="{fid}"' in html
+        assert f'<input id="{fid}" name="{field}" type="range"' in html and f'max="{top}"' in html
+        assert ">Back</button>" in html and ">Forward<" in html
+    assert 'data-max-from="output_tokens"' in directives.render_calculator("request_timeline")
+    js = (ROOT / "docs" / "assets" / "chapter2" / "charts.js").read_text()
+    assert "setupStepper" in js and "data-max-from" in js.replace("dataset.maxFrom", "data-max-from")
+
+
+# ------------------------------------------------------------------ grids and lanes in chapter2.charts
+
+
+def test_grid_renders_cells_marks_and_a_text_alternative():
+    spec = charts.ChartSpec("position", "layer", kind="grid")
+    data = charts.grid(["a", "b"], ["x", "y", "z"], [[(0, 1), (1, 0.5), None], [(0, 1), None, None]],
+                       keys=[("one", 0), ("two", 1)], groups=[("g", 0, 2)], marks=[("now", 1, 2, 0, 2)], summary="S.")
+    charts.check(spec, data)
+    html = charts.render(spec, data, uid="g", title="A grid")
+    root = _parse(html)
+    svg = root.find(f"{SVG}svg")
+    assert len(svg.findall(f".//{SVG}g/{SVG}rect")) == 3  # the three filled cells
+    assert 'fill-opacity="0.5"' in html and svg.find(f".//{SVG}circle").get("class") == "c2-chart__pt"
+    desc = svg.find(f"{SVG}desc").text
+    assert "2 rows (layer: a, b) by 3 columns (position: 'x', 'y', 'z')" in desc
+    assert "one: 2 cells." in desc and "two: 1 cell, strength 0.5 to 0.5." in desc and "Empty: 3 cells." in desc
+    assert "Outlined: now (columns 2 to 2, rows 1 to 2)." in desc and desc.endswith("S.")
+    assert [li.text for li in root.findall("ul/li")] == [None] * 3  # swatch + text: one, two, now
+    assert "style=" not in html
+    for broken, err in [({**data, "cells": [[(2, 1), None, None], [None] * 3]}, TypeError),
+                        ({**data, "cells": [[[0, 1.5], None, None], [None] * 3]}, ValueError),
+                        ({**data, "marks": [{"label": "", "col0": 2, "col1": 4, "row0": 0, "row1": 1}]}, TypeError),
+                        ({**data, "cells": [[None] * 3]}, TypeError), ({"series": []}, TypeError)]:
+        with pytest.raises(err):
+            charts.check(spec, broken)
+    with pytest.raises(ValueError):
+        charts.ChartSpec("x", "y", kind="pie")
+
+
+def test_lanes_draw_blocks_above_the_plot_and_merge_past_the_limit():
+    spec = charts.ChartSpec("time (s)", "GB")
+    assert "lanes" not in charts.chart([charts.series("s", [0, 1], [0, 1])])  # other charts' data is unchanged
+    edges = [i / 1000 for i in range(1001)]  # 1,000 blocks
+    data = charts.chart([charts.series("s", [0, 1], [0, 1])], lanes=[charts.lane("ticks", edges, color=1)])
+    charts.check(spec, data)
+    svg = _parse(charts.render(spec, data, uid="l", title="Lanes")).find(f"{SVG}svg")
+    blocks = [r for g in svg.iter(f"{SVG}g") if g.get("fill") == charts.PALETTE[1] for r in g.findall(f"{SVG}rect")]
+    assert len(blocks) == math.ceil(1000 / math.ceil(1000 / charts.MAX_BLOCKS)) <= charts.MAX_BLOCKS
+    assert all(float(r.get("y")) == charts.TOP for r in blocks)
+    assert "ticks: 1000 blocks from 0 to 1 on the x axis." in svg.find(f"{SVG}desc").text
+    with pytest.raises(ValueError):
+        charts.lane("back", [1, 0])
+    with pytest.raises(ValueError):
+        charts.check(charts.ChartSpec("t", "y", x_log=True), data)  # an edge at 0 on a log axis
