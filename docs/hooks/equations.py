@@ -403,14 +403,17 @@ class Stylesheet:
 
     # -- what the site needs
 
-    def trimmed(self, used: list[Element], fonts: set[str]) -> str:
-        """The stylesheet with only the rules that can match `used` markup and the @font-face of `fonts`."""
+    def trimmed(self, used: list[Element], fonts: set[str], aliases: dict[str, str] | None = None) -> str:
+        """The stylesheet with only the rules that can match `used` markup and the @font-face of `fonts`,
+        its class names written as `aliases` {class: short name} (those the site's HTML uses)."""
+        aliases = aliases or {}
         classes = {c for el in used for c in el.classes}
         tags = {el.tag for el in used} | {"body", "html"}
         out = [f"@font-face{{{self._woff2_only(f.declarations)}}}" for f in self.faces if f.font in fonts]
         kept = []
         for rule in self.rules:
-            selectors = [s.text for s in rule.selectors
+            selectors = [re.sub(r"\.([\w-]+)", lambda m: "." + aliases.get(m.group(1), m.group(1)), s.text)
+                         for s in rule.selectors
                          if all(p.classes <= classes and (p.tag is None or p.tag in tags) for p in s.compounds)]
             if selectors:
                 kept.append((selectors, rule.declarations))
@@ -540,12 +543,33 @@ def _single_token(katex: Element, math: Element | None) -> list | None:
 # ------------------------------------------------------------------ one build
 
 
-# An inline style that many formulas repeat (a space, a strut's height, a script's shift) becomes a class
-# with the same declarations, marked !important: they then win over every rule as the inline style did
-# (no other !important rule reaches KaTeX's inner spans). Only for styles the site uses this often:
+# Two substitutions over the whole site's formulas, each paid for by a few rules in the stylesheet
+# (`Build.prepare`):
+# - an inline style that many formulas repeat (a space, a strut's height, a script's shift) becomes a
+#   class with the same declarations, marked !important: they then win over every rule as the inline
+#   style did (no other !important rule reaches KaTeX's inner spans). Only for styles used this often:
 STYLE_CLASS_MIN = 6
-STYLE_CLASS_PREFIX = "z"  # z0, z1, ...: not a class of KaTeX, Material or Pygments
+# - KaTeX's class names become short ones, in the HTML and the stylesheet alike (`vlist-r` -> `zb`),
+#   the most used first; the classes in SITE_CLASSES keep their names. z + digits: style classes,
+#   z + letters: KaTeX's classes; neither is a class of KaTeX, Material or Pygments.
 STYLED_SPAN = re.compile(r'<span(?: class="([^"]*)")? style="([^"]*)"')
+CLASS_ATTR = re.compile(r' class="([^"]*)"')
+
+
+def _short_names(n: int) -> list[str]:
+    """z + letters: za ... zz, zaa ..."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    names: list[str] = []
+    width = 1
+    while len(names) < n:
+        for i in range(len(letters) ** width):
+            word = ""
+            for _ in range(width):
+                i, r = divmod(i, len(letters))
+                word = letters[r] + word
+            names.append("z" + word)
+        width += 1
+    return names[:n]
 
 
 class Build:
@@ -561,8 +585,10 @@ class Build:
         self.sources = site_files(root)  # verified originals
         self.katex_js = renderer(root)
         self.stylesheet = Stylesheet(self.sources[f"{SITE_DIR}/katex.min.css"].read_text())
-        self.html: dict[tuple[str, bool], str] = {}  # (TeX, display) -> the HTML the pages get
-        self.style_classes: dict[str, str] = {}  # inline style -> class (prepare)
+        self.html: dict[tuple[str, bool], str] = {}  # (TeX, display) -> KaTeX's HTML, trimmed (`lighter`)
+        self.final: dict[tuple[str, bool], str] = {}  # the same with styles as classes and short names (prepare)
+        self.style_classes: dict[str, str] = {}  # inline style -> class name
+        self.aliases: dict[str, str] = {}  # KaTeX's class -> short name
         self.prepared = False
 
     def _render(self, keys: list[tuple[str, bool]], where: dict[tuple[str, bool], list[str]]) -> None:
@@ -591,13 +617,26 @@ class Build:
         for path, key in found:
             where.setdefault(key, []).append(path)
         self._render([key for _, key in found], where)
-        counts: dict[str, int] = {}
+        weight = {}  # how often each formula appears in the site
         for _, key in found:
+            weight[key] = weight.get(key, 0) + 1
+        styles: dict[str, int] = {}
+        for key, n in weight.items():
             for _, style in STYLED_SPAN.findall(self.html[key]):
-                counts[style] = counts.get(style, 0) + 1
-        frequent = sorted((style for style, n in counts.items() if n >= STYLE_CLASS_MIN), key=lambda s: (-counts[s], s))
-        self.style_classes = {style: f"{STYLE_CLASS_PREFIX}{i}" for i, style in enumerate(frequent)}
-        self.html = {key: self._style_classes(markup) for key, markup in self.html.items()}
+                styles[style] = styles.get(style, 0) + n
+        frequent = sorted((style for style, n in styles.items() if n >= STYLE_CLASS_MIN), key=lambda s: (-styles[s], s))
+        self.style_classes = {style: f"z{i}" for i, style in enumerate(frequent)}
+        styled = {key: self._style_classes(self.html[key]) for key in weight}
+        classes: dict[str, int] = {}
+        for key, n in weight.items():
+            for value in CLASS_ATTR.findall(styled[key]):
+                for c in value.split():
+                    if c not in SITE_CLASSES and c not in self.style_classes.values():
+                        classes[c] = classes.get(c, 0) + n
+        ranked = sorted(classes, key=lambda c: (-classes[c], c))
+        self.aliases = dict(zip(ranked, _short_names(len(ranked)), strict=True))
+        self.final = {key: CLASS_ATTR.sub(lambda m: ' class="' + " ".join(self.aliases.get(c, c) for c in m.group(1).split())
+                                          + '"', markup) for key, markup in styled.items()}
         self.prepared = True
         return self.site_files()
 
@@ -617,7 +656,8 @@ class Build:
             raise EquationError(f"{page_path}: {len(missing)} equation(s) appeared after the pages were read "
                                 f"(prepare): {sorted(missing)[:3]}")
         self._render(keys, {key: [page_path] for key in keys})
-        return TYPESET.sub(lambda m: f'<{m.group(1)} class="arithmatex">{self.html[_source(m, page_path)]}</{m.group(1)}>',
+        shown = self.final if self.prepared else self.html
+        return TYPESET.sub(lambda m: f'<{m.group(1)} class="arithmatex">{shown[_source(m, page_path)]}</{m.group(1)}>',
                            page_html)
 
     def glyphs(self) -> tuple[list[Element], dict[str, set[str]]]:
@@ -656,7 +696,8 @@ class Build:
                           for style, name in self.style_classes.items())
         out = {f"{SITE_DIR}/katex.min.css": (
             "/* KaTeX's stylesheet, only what this site's equations use; then the inline styles they repeat, "
-            "as classes: docs/hooks/equations.py */\n" + self.stylesheet.trimmed(elements, set(chars)) + classes).encode()}
+            "as classes: docs/hooks/equations.py */\n" + self.stylesheet.trimmed(elements, set(chars), self.aliases)
+            + classes).encode()}
         for font, text in sorted(chars.items()):
             out[f"{SITE_DIR}/{font}"] = subset_font(self.sources[f"{SITE_DIR}/{font}"], text)
         return out

@@ -1,0 +1,245 @@
+"""The three steppers in the browser: prefill and decode (the tiny model's KV cache), FlashAttention one
+tile at a time, and a request on a timeline.
+
+Each has a first frame drawn at build time (there without JavaScript); stepping forward and back, with
+the buttons or the keyboard (the slider's arrow keys, Enter on a button), redraws with Pyodide what
+CPython draws for the same inputs; a step slider whose top is another field follows it; the steppers
+fit a phone's 375 px and axe finds no serious issue in them. Prints the median redraw time of a step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from chapter2 import calculators, charts
+from conftest import local_only_context
+
+pytestmark = pytest.mark.browser
+WAIT_MS = 120_000
+PHONE = {"width": 375, "height": 812}
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+STEPPERS = {"prefill_decode": "n_steps", "flash_stepper": "tiles", "request_timeline": "token"}  # calculator: its step
+
+
+def _pages(site_dir) -> dict[str, str]:
+    pages = {}
+    for html in sorted(site_dir.rglob("index.html")):
+        for name in re.findall(r'data-calculator="([\w-]+)"', html.read_text()):
+            if name in STEPPERS:
+                pages.setdefault(name, html.parent.relative_to(site_dir).as_posix() + "/")
+    return pages
+
+
+def _digests(calc) -> dict:
+    return calc.evaluate("el => Object.fromEntries([...el.querySelectorAll('[data-kind=chart]')].map(dd => "
+                         "[dd.dataset.output, dd.querySelector('figure').dataset.digest]))")
+
+
+def _cpython(name, raw=None) -> dict:
+    out = calculators.compute(name, raw)
+    return {o.key: charts.digest(out[o.key]) for o in calculators.get(name).outputs if o.kind == "chart"}
+
+
+def _raw(calc) -> dict:
+    return calc.evaluate("el => Object.fromEntries([...el.querySelector('form').elements].filter(e => e.name)"
+                         ".map(e => [e.name, e.value]))")
+
+
+def _texts(calc) -> dict:
+    return calc.evaluate("el => Object.fromEntries([...el.querySelectorAll('[data-output]')]"
+                         ".filter(dd => !dd.dataset.kind).map(dd => [dd.dataset.output, dd.textContent]))")
+
+
+def _computed(calc) -> int:
+    return int(calc.get_attribute("data-computed") or 0)
+
+
+def _wait(page, name, before):
+    page.wait_for_function(
+        "([n, b]) => { const el = document.querySelector(`[data-calculator=${n}]`);"
+        " return !el.hasAttribute('aria-busy') && (+el.dataset.computed || 0) > b; }", arg=[name, before], timeout=WAIT_MS)
+
+
+def _rounded(value):
+    """Pyodide's JSON against CPython's: floats (the top-5 probabilities) to 12 digits, BLAS or not."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, list | tuple):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
+def _matches_cpython(page, name, calc, what):
+    raw = _raw(calc)
+    assert _digests(calc) == _cpython(name, raw), f"{name}: {what}: the drawing is not CPython's"
+    want = json.loads(calculators.compute_json(name, json.dumps(raw)))
+    assert _texts(calc) == {k: v for k, v in want["outputs"].items() if isinstance(v, str) and not v.startswith("<figure")}
+    got = page.evaluate("([n, r]) => window.chapter2.calc(n, r)", [name, raw])
+    assert _rounded(got) == _rounded(want), f"{name}: {what}: Pyodide's answer is not CPython's"
+    return raw
+
+
+def test_every_stepper_is_on_a_page(site_dir):
+    missing = set(STEPPERS) - set(_pages(site_dir))
+    assert not missing, f"steppers on no page: {sorted(missing)}"
+
+
+def test_the_first_frame_is_in_the_page_without_javascript(browser, site_url, site_dir):
+    with local_only_context(browser, java_script_enabled=False, viewport={"width": 1280, "height": 900}) as context:
+        page = context.new_page()
+        for name, path in sorted(_pages(site_dir).items()):
+            page.goto(site_url + path)
+            calc = page.locator(f'[data-calculator="{name}"]')
+            assert _digests(calc) == _cpython(name), f"{name}: build-time frame"
+            field = STEPPERS[name]
+            slider = calc.locator(f'input[type=range][name="{field}"]')
+            assert slider.input_value() == str(calculators.get(name).defaults()[field])
+            group = calc.get_by_role("group", name=next(f.label for f in calculators.get(name).fields if f.name == field))
+            assert group.get_by_role("button", name="Back").count() == 1
+            assert group.get_by_role("button", name="Forward").count() == 1
+            for svg in calc.locator("svg.c2-chart__svg").all():
+                box = svg.bounding_box()
+                assert box and box["width"] > 250 and box["height"] > 80, f"{name}: chart not drawn ({box})"
+            assert calc.locator(".c2-chart__pt").count() >= 1  # the current step is marked
+        assert not context.blocked
+
+
+def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
+    timings = {}
+    for name, path in sorted(_pages(site_dir).items(), key=lambda kv: kv[1]):
+        page = watched.goto(path)
+        calc = page.locator(f'[data-calculator="{name}"]')
+        calc.scroll_into_view_if_needed()
+        field = STEPPERS[name]
+        slider = calc.locator(f'input[type=range][name="{field}"]')
+        forward = calc.locator(f'button[data-step="1"][aria-controls="{slider.get_attribute("id")}"]')
+        back = calc.locator(f'button[data-step="-1"][aria-controls="{slider.get_attribute("id")}"]')
+        start = int(slider.input_value())
+        first = _digests(calc)
+
+        # Forward, clicked: one step on, a new drawing, Pyodide's equal to CPython's
+        before = _computed(calc)
+        forward.click()
+        _wait(page, name, before)
+        assert int(slider.input_value()) == start + 1
+        assert calc.locator(f'output[data-field-value="{field}"]').inner_text() == str(start + 1)
+        _matches_cpython(page, name, calc, "Forward clicked")
+        assert _digests(calc) != first
+
+        # the slider's own keys: ArrowRight steps on
+        slider.focus()
+        before = _computed(calc)
+        page.keyboard.press("ArrowRight")
+        _wait(page, name, before)
+        assert int(slider.input_value()) == start + 2
+        _matches_cpython(page, name, calc, "ArrowRight on the slider")
+
+        # Enter on the Back button steps back; the drawing is the one after one step
+        back.focus()
+        before = _computed(calc)
+        page.keyboard.press("Enter")
+        _wait(page, name, before)
+        assert int(slider.input_value()) == start + 1
+        assert back.evaluate("b => b === document.activeElement")  # focus stays on the button
+        _matches_cpython(page, name, calc, "Enter on Back")
+
+        # Home, then Enter on Forward up to 5 times: the warm redraw time of one step, from the key to the paint
+        slider.focus()
+        before = _computed(calc)
+        page.keyboard.press("Home")
+        _wait(page, name, before)
+        low, high = int(slider.get_attribute("min")), int(slider.get_attribute("max"))
+        assert int(slider.input_value()) == low and back.get_attribute("aria-disabled") == "true"
+        _matches_cpython(page, name, calc, "Home")
+        forward.focus()
+        ms = []
+        for _ in range(min(5, high - low)):
+            before = _computed(calc)
+            t = page.evaluate("() => performance.now()")
+            page.keyboard.press("Enter")
+            _wait(page, name, before)
+            ms.append(page.evaluate("() => performance.now()") - t)
+        timings[name] = statistics.median(ms)
+        assert int(slider.input_value()) == low + len(ms)
+        _matches_cpython(page, name, calc, f"{len(ms)} times Enter on Forward")
+
+        # at the end of the range: Forward is marked disabled and does nothing; Home goes back to the start
+        slider.focus()
+        before = _computed(calc)
+        page.keyboard.press("End")
+        _wait(page, name, before)
+        assert slider.input_value() == slider.get_attribute("max")
+        assert forward.get_attribute("aria-disabled") == "true" and back.get_attribute("aria-disabled") == "false"
+        before = _computed(calc)
+        forward.click()
+        page.wait_for_timeout(300)
+        assert _computed(calc) == before and slider.input_value() == slider.get_attribute("max")
+        _matches_cpython(page, name, calc, "End")
+        watched.assert_clean()
+    print("\nstepper redraw, one step, warm (median of 5, ms): " + ", ".join(f"{n} {ms:.0f}" for n, ms in timings.items()))
+
+
+def test_a_step_slider_follows_the_field_that_sets_its_top(watched, site_dir):
+    page = watched.goto(_pages(site_dir)["request_timeline"])
+    calc = page.locator('[data-calculator="request_timeline"]')
+    calc.scroll_into_view_if_needed()
+    slider = calc.locator('input[type=range][name="token"]')
+    assert slider.get_attribute("max") == "256" and slider.get_attribute("data-max-from") == "output_tokens"
+    slider.evaluate("el => { el.value = '120'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    _wait(page, "request_timeline", 0)
+    before = _computed(calc)
+    calc.locator('[name="output_tokens"]').fill("50")
+    _wait(page, "request_timeline", before)
+    assert slider.get_attribute("max") == "50" and slider.input_value() == "50"
+    assert calc.locator('output[data-field-value="token"]').inner_text() == "50"
+    _matches_cpython(page, "request_timeline", calc, "output 50")
+    before = _computed(calc)
+    calc.locator('[name="output_tokens"]').fill("300")
+    _wait(page, "request_timeline", before)
+    assert slider.get_attribute("max") == "300" and slider.input_value() == "120"  # the step chosen comes back
+    _matches_cpython(page, "request_timeline", calc, "output 300")
+    watched.assert_clean()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_steppers_fit_a_phone(browser, site_url, site_dir, scheme):
+    with local_only_context(browser, viewport=PHONE, is_mobile=True, has_touch=True, color_scheme=scheme) as context:
+        page = context.new_page()
+        for name, path in sorted(_pages(site_dir).items()):
+            page.goto(site_url + path)
+            page.wait_for_load_state("networkidle")
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], path
+            calc = page.locator(f'[data-calculator="{name}"]')
+            calc.scroll_into_view_if_needed()
+            for el in [*calc.locator("button.c2-step").all(), *calc.locator("svg.c2-chart__svg").all(),
+                       calc.locator(f'input[type=range][name="{STEPPERS[name]}"]')]:
+                box = el.bounding_box()
+                assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 0.5, f"{name}: {box}"
+            for svg in calc.locator("svg.c2-chart__svg").all():
+                assert svg.bounding_box()["width"] > 200, name
+            buttons = [b.bounding_box() for b in calc.locator("button.c2-step").all()]
+            assert all(b["height"] >= 24 and b["width"] >= 24 for b in buttons), buttons  # a finger's target
+        assert not context.blocked
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_serious_issue_in_the_steppers(browser, site_url, site_dir, scheme):
+    problems = []
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}, color_scheme=scheme,
+                            bypass_csp=True) as context:
+        page = context.new_page()
+        for name, path in sorted(_pages(site_dir).items()):
+            page.goto(site_url + path)
+            page.wait_for_load_state("networkidle")
+            page.add_script_tag(path=str(AXE))
+            result = page.evaluate("n => axe.run(`[data-calculator=${n}]`, {resultTypes: ['violations']})", name)
+            problems += [f"{name}: {v['id']} ({v['impact']}) {[n['target'][0] for n in v['nodes'][:3]]}: {v['help']}"
+                         for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    assert not problems, "\n".join(problems)
