@@ -20,7 +20,7 @@ def test_symbol_table_lists_every_symbol_once_with_its_sections():
     assert "| \\(P\\) | parameters (a count) | 2.4 |" in text
     assert "| \\(A\\) | attention weights \\(\\operatorname{softmax}(S)\\): each row sums to 1 | 2.4, 2.5 |" in text
     assert "| \\(k\\) | a matmul's inner width" in text and "| 2.1 only |" in text  # local to 2.1, and it says so
-    assert "| \\(b\\) | bytes per number: 2 in FP16 or BF16, 1 in FP8 | 2.4, 2.5 |" in text
+    assert "| \\(b\\) | bytes per number: 2 in FP16 or BF16, 1 in FP8 | 2.2, 2.4, 2.5 |" in text
     assert "| \\(\\mu_i\\), \\(\\ell_i\\) |" in text and "`m_i`, `l_i` in the paper" in text
 
 

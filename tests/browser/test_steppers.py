@@ -170,11 +170,12 @@ def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
         assert int(slider.input_value()) == low + len(ms)
         _matches_cpython(page, name, calc, f"{len(ms)} times Enter on Forward")
 
-        # at the end of the range: Forward is marked disabled and does nothing; Home goes back to the start
+        # at the end of the range (End on the slider): Forward is marked disabled and does nothing
         slider.focus()
-        before = _computed(calc)
+        before, at_end = _computed(calc), slider.input_value() == slider.get_attribute("max")
         page.keyboard.press("End")
-        _wait(page, name, before)
+        if not at_end:
+            _wait(page, name, before)
         assert slider.input_value() == slider.get_attribute("max")
         assert forward.get_attribute("aria-disabled") == "true" and back.get_attribute("aria-disabled") == "false"
         before = _computed(calc)

@@ -16,7 +16,7 @@ ROOFLINE = charts.ChartSpec("arithmetic intensity (operations per byte)", "attai
                             x_log=True, y_log=True, height=260)
 DECODE_BATCHING = charts.ChartSpec("decode batch size (sequences)", "intensity (ops per byte)", x_log=True, y_log=True)
 KV_CACHE = charts.ChartSpec("context length (tokens per sequence)", "memory (GB)", x_log=True)
-MOE = charts.ChartSpec("tokens in the batch (T)", "share of experts (%)", x_log=True, y_range=(0, 100))
+MOE = charts.ChartSpec("tokens in the batch (B)", "share of experts (%)", x_log=True, y_range=(0, 100))
 KV_GRID = charts.ChartSpec("position in the sequence (its token below)", "layer", kind="grid")
 FLASH_TILES = charts.ChartSpec("key (position), in tiles of keys loaded together", "query row", kind="grid")
 FLASH_BYTES = charts.ChartSpec("key tiles loaded", "bytes moved, this query block (B)", height=220)

@@ -31,7 +31,7 @@ MOE_OPTIONS = ((CUSTOM, "E and k typed below"),) + tuple(
               help="used when E and k come from the fields"),
         Field("k", "Experts per token (k)", moe.QWEN3_235B_A22B.k, min=1, max=4096, integer=True,
               help="used when E and k come from the fields"),
-        Field("n_tokens", "Tokens in the batch (T)", 64, min=1, max=1e7, integer=True),
+        Field("n_tokens", "Tokens in the batch (B)", 64, min=1, max=1e7, integer=True),
     ],
     outputs=[
         Output("source", "Experts per layer (E) and per token (k)"),
@@ -40,7 +40,7 @@ MOE_OPTIONS = ((CUSTOM, "E and k typed below"),) + tuple(
         Output("compute_share", "Share of expert FLOPs per token"),
         Output("batch_for_coverage", "Batch that touches 90 % / 99 % of experts"),
         Output("curve", "Share of experts touched (%) vs batch size", kind="bars"),
-        Output("chart", "Share of experts touched against the batch, marked at T", kind="chart", chart=_charts.MOE),
+        Output("chart", "Share of experts touched against the batch, marked at B", kind="chart", chart=_charts.MOE),
     ],
 )
 def moe_coverage_calc(model, config_json, n_experts, k, n_tokens):

@@ -37,7 +37,7 @@ class Symbol:
 SYMBOLS: tuple[Symbol, ...] = (
     # sizes of a model and of the work
     Symbol("N", "sequence length: tokens of the prompt or context (for a denoiser, its latent tokens)", "2.2–2.5"),
-    Symbol("B", "batch: sequences processed together", "2.4, 2.5"),
+    Symbol("B", "batch: sequences processed together", "2.2, 2.4, 2.5"),
     Symbol("m", "tokens a matmul processes together, the rows of its input: \\(N\\) in prefill, \\(B\\) in decode",
            "2.1, 2.4"),
     Symbol("k", "a matmul's inner width: \\(x\\) is \\(m \\times k\\), \\(W\\) is \\(n \\times k\\)", "2.1", "2.1"),
@@ -45,13 +45,14 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("L", "layers (transformer blocks)", "2.2–2.5"),
     Symbol("D", "hidden size (`hidden_size`, d_model): the width of the hidden state", "2.2–2.4"),
     Symbol("d", "head dimension (`head_dim`)", "2.2, 2.4, 2.5"),
-    Symbol("H_q", "query heads per layer", "2.5"),
-    Symbol("H_\\text{kv}", "key/value heads per layer", "2.5"),
-    Symbol("G", "query heads per key/value head, \\(H_q / H_\\text{kv}\\) (grouped-query attention)", "2.4, 2.5"),
+    Symbol("H_q", "query heads per layer", "2.2, 2.5"),
+    Symbol("H_\\text{kv}", "key/value heads per layer", "2.2, 2.5"),
+    Symbol("G", "query heads per key/value head, \\(H_q / H_\\text{kv}\\) (grouped-query attention)", "2.2, 2.4, 2.5"),
     Symbol("P", "parameters (a count)", "2.4"),
-    Symbol("b", "bytes per number: 2 in FP16 or BF16, 1 in FP8", "2.4, 2.5"),
+    Symbol("b", "bytes per number: 2 in FP16 or BF16, 1 in FP8", "2.2, 2.4, 2.5"),
     Symbol("E", "experts per mixture-of-experts layer", "2.2"),
-    Symbol("w", "sliding window: the keys each query sees, itself included", "2.5"),
+    Symbol("E_\\text{tok}", "experts each token is routed to (`num_experts_per_tok`, the router's top-k)", "2.2"),
+    Symbol("w", "sliding window: the keys each query sees, itself included", "2.2, 2.5"),
     Symbol("T", "sampling temperature", "2.2"),
     # attention
     Symbol("Q, K, V", "queries, keys and values of one head: \\(N \\times d\\) each", "2.2, 2.4, 2.5"),
