@@ -197,6 +197,21 @@ def test_one_output_token_is_the_prefill_alone_and_bad_input_is_refused():
 # ------------------------------------------------------------------ the calculators
 
 
+def test_iter_steps_runs_a_pass_per_record_asked_for():
+    model, tok = stepper.load()
+    calls = []
+    real = model.decode
+    prompt = "The KV cache"
+    passes = stepper.iter_steps(model, tok, prompt, 10)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(model, "decode", lambda *a: calls.append(1) or real(*a))
+        first = [next(passes) for _ in range(4)]  # the prefill and three decode steps
+        assert len(calls) == 3
+    assert first == stepper.step_through(model, tok, prompt, 3) == stepper.step_through(model, tok, prompt, 10)[:4]
+    with pytest.raises(ValueError, match="non-empty"):
+        stepper.iter_steps(model, tok, "", 3)  # checked when called, not when the first record is asked for
+
+
 def test_step_through_is_prefix_consistent_so_stepping_back_reuses_a_run():
     model, tok = stepper.load()
     for prompt, temperature in [("The KV cache stores the keys and values", 0.0), ("Decode one token", 0.9)]:

@@ -175,6 +175,13 @@ def _runtime(files, config, tmp: Path) -> dict:
     lock_path = tmp / "pyodide-lock.json"
     lock_path.write_text(lock)
     serve("pyodide-lock.json", lock_path, "runtime")
+    # which module defines each calculator: the calculators' worker imports only the ones a page uses
+    from chapter2 import calculators
+
+    index = {name: calc.fn.__module__ for name, calc in sorted(calculators.REGISTRY.items())}
+    index_path = tmp / "calculators.json"
+    index_path.write_text(json.dumps(index, indent=0, sort_keys=True))
+    serve(f"{main}-calculators.json", index_path, "chapter2")
     packages = json.loads(lock)["packages"]
     calc_data: dict[str, list[str]] = {}
     for key, (_, calcs) in wheel.ON_DEMAND.items():
@@ -188,6 +195,7 @@ def _runtime(files, config, tmp: Path) -> dict:
         # calculators: numpy and chapter2, data on demand; snippets and run(): everything, in their own worker
         "lanes": {"calc": ["numpy", main], "code": ["numpy", *archives]},
         "calcData": calc_data,  # calculators that need on-demand data: loaded before their first run
+        "calcIndex": f"{main}-calculators.json",
     }
 
 

@@ -710,6 +710,9 @@ def _ancestors(el: Element):
         el = el.parent
 
 
+AUTOHINT_BLUES = "THEZOCQSLUfijkdbhxzroescpqgy"
+
+
 def subset_font(woff2: Path, text: str) -> bytes:
     """The woff2 font with only the glyphs for `text` (and .notdef); hinting and metrics kept; deterministic."""
     try:
@@ -722,7 +725,7 @@ def subset_font(woff2: Path, text: str) -> bytes:
     try:
         font = subset.load_font(str(woff2), options)
         subsetter = subset.Subsetter(options)
-        subsetter.populate(unicodes=sorted({ord(c) for c in text}))
+        subsetter.populate(unicodes=sorted({ord(c) for c in set(text) | set(AUTOHINT_BLUES)}))
         subsetter.subset(font)
         buf = io.BytesIO()
         subset.save_font(font, buf, options)

@@ -2,8 +2,7 @@
 // (called by docs/hooks/pycompile.py: `node pycompile.mjs JOBS.json`; see there for why).
 //
 // JOBS.json: {"indexURL": ".../node_modules/pyodide/", "jobs": [{"input", "output", "mode", "prefix", "drop"}]}
-//   mode "sourceless": each NAME.py becomes NAME.pyc (the source and the docstrings are left out, as
-//                      python -OO does; asserts stay);
+//   mode "sourceless": each NAME.py becomes NAME.pyc (the source is left out);
 //   mode "cached":     each NAME.py is kept and __pycache__/NAME.cpython-312.pyc is added;
 //   prefix: the folder the archive is unpacked or mounted at in the browser (the code objects' file names);
 //   drop: file name endings left out of the output (headers, type stubs: unused at run time).
@@ -18,16 +17,8 @@ const { loadPyodide } = await import(pathToFileURL(path.join(spec.indexURL, "pyo
 const py = await loadPyodide({ indexURL: spec.indexURL, env: { PYTHONHASHSEED: "0" }, stdout: () => {}, stderr: (s) => console.error(s) });
 
 py.runPython(`
-import ast, importlib._bootstrap_external as _be, importlib.util as _iu, sys, zipfile
+import importlib._bootstrap_external as _be, importlib.util as _iu, sys, zipfile
 
-def _c2_without_docstrings(tree):
-    """Docstrings out, as python -OO leaves them (__doc__ is None), but asserts kept: code, line numbers unchanged."""
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                node.body = node.body[1:] or [ast.copy_location(ast.Pass(), first)]
-    return tree
 
 def _c2_compile(inp, out, mode, prefix, drop):
     entries = []
@@ -41,10 +32,9 @@ def _c2_compile(inp, out, mode, prefix, drop):
                 entries.append((name, data))
                 continue
             try:
-                source = data
-                if mode == "sourceless":  # no source to show anyway; the docstrings are a sixth of the bytes
-                    source = _c2_without_docstrings(ast.parse(data, prefix + name))
-                code = compile(source, prefix + name, "exec", dont_inherit=True)
+                # docstrings stay: stripping them (a sixth of the bytes) breaks numpy, which adds
+                # docstrings unless sys.flags.optimize says -OO
+                code = compile(data, prefix + name, "exec", dont_inherit=True)
             except SyntaxError:  # not Python 3 (test data, templates): keep the file as it is
                 entries.append((name, data))
                 continue

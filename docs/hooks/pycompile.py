@@ -9,8 +9,7 @@ verified npm package), so the bytecode is exactly what that interpreter would
 have written itself:
 
 - the standard library and numpy: sources replaced by `.pyc` (sourceless),
-  docstrings left out as `python -OO` does (asserts stay; both libraries
-  support -OO), type stubs and C headers left out (unused at run time);
+  type stubs and C headers left out (unused at run time);
 - chapter2: sources kept (tracebacks of the reader's snippets show the lines),
   `__pycache__/*.pyc` added.
 

@@ -11,9 +11,10 @@ Pyodide has none of those libraries, so that one folder is skipped (plus
 bytecode caches). A new module is shipped unless it is put under `host/`.
 
 The browser loads the same files, split in two (`browser_archives`): the package
-without its large on-demand data folders (ON_DEMAND: the tiny model and its
-corpus, 1.9 MB that only the prefill/decode stepper and a few snippets read),
-and one archive per such folder, fetched when code first opens a file there.
+without its large on-demand data files (ON_DEMAND: the tiny model's weights
+and corpus, 1.9 MB that only the prefill/decode stepper and a few snippets
+read), and one archive per group of such files, fetched before the code that
+reads them first runs.
 The wheel offered for download stays whole.
 """
 
@@ -27,10 +28,13 @@ from pathlib import Path
 
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 HOST_ONLY = "host"  # chapter2/host/: needs a host Python with torch / triton / matplotlib; never in the browser
-# Data folders the browser loads on demand, each from its own archive: name -> (folder under the package,
-# the calculators that read it). Snippets get every folder. tests/test_on_demand_data.py checks the lists
-# against the files each calculator really opens.
-ON_DEMAND = {"tiny_lm": ("data/tiny_lm", ("prefill_decode",))}
+# Large data files the browser loads on demand, each group from its own archive: name -> (files under the
+# package, the calculators that read them). The tiny model's weights and corpus (1.9 MB) are only read by
+# the prefill/decode stepper; its tokenizer and config stay in the package (the tokenizer calculator uses
+# them). Snippets get everything. tests/test_on_demand_data.py checks the lists against the files each
+# calculator really opens.
+ON_DEMAND = {"tiny_lm": (("data/tiny_lm/model.safetensors", "data/tiny_lm/corpus.txt", "data/tiny_lm/heldout.txt"),
+                         ("prefill_decode",))}
 
 
 def _record_hash(data: bytes) -> str:
@@ -75,7 +79,7 @@ def _write_zip(path: Path, entries: list[tuple[str, bytes]]) -> Path:
 def browser_archives(project_root: Path, out_dir: Path) -> dict[str, Path]:
     """The package as the browser loads it, as plain zip archives unpacked into site-packages.
 
-    Returns {"chapter2": chapter2-VERSION.zip (every shipped file but the ON_DEMAND folders, plus
+    Returns {"chapter2": chapter2-VERSION.zip (every shipped file but the ON_DEMAND files, plus
     the dist-info), "chapter2-tiny-lm": chapter2-tiny-lm-VERSION.zip, ...}: the keys are the
     package names of the site's Pyodide lock.
     """
@@ -84,7 +88,7 @@ def browser_archives(project_root: Path, out_dir: Path) -> dict[str, Path]:
     core, parts = [], {key: [] for key in ON_DEMAND}
     for path in package_files(src):
         rel = path.relative_to(src).as_posix()
-        key = next((k for k, (folder, _) in ON_DEMAND.items() if rel.startswith(folder + "/")), None)
+        key = next((k for k, (paths, _) in ON_DEMAND.items() if rel in paths), None)
         (parts[key] if key else core).append((f"{name}/{rel}", path.read_bytes()))
     out = {name: _write_zip(out_dir / f"{name}-{version}.zip", core + dist_info)}
     for key, entries in parts.items():

@@ -40,7 +40,7 @@ from .models import TINY_LM_DIR
 from .models.transformer import Transformer, load_pretrained
 from .tokenizer import BPETokenizer
 
-__all__ = ["DTYPE", "TOP_N", "Candidate", "Step", "load", "step_through", "format_step",
+__all__ = ["DTYPE", "TOP_N", "Candidate", "Step", "load", "step_through", "iter_steps", "format_step",
            "generated_ids", "generated_text"]
 
 TOP_N = 5  # candidates recorded per step
@@ -171,6 +171,18 @@ def step_through(model: Transformer, tokenizer: BPETokenizer, prompt: str, n_ste
     The prompt plus the decoded tokens must fit the model's context
     (`max_position_embeddings`).
     """
+    return list(iter_steps(model, tokenizer, prompt, n_steps, temperature=temperature, top_k=top_k, top_p=top_p,
+                           seed=seed, stop_ids=stop_ids))
+
+
+def iter_steps(model: Transformer, tokenizer: BPETokenizer, prompt: str, n_steps: int, *,
+               temperature: float = 0.0, top_k=None, top_p: float = 1.0, seed: int = 0, stop_ids=()):
+    """`step_through`, one record at a time: an iterator of the same `Step` records.
+
+    The inputs are checked now; each forward pass runs when its record is asked for (the prefill
+    with the first), so a reader stepping forward costs one decode step per step. Asking for
+    fewer than all gives the first records of `step_through` with the same arguments.
+    """
     prompt_ids, n_steps = _check_inputs(model, tokenizer, prompt, n_steps)
     settings = dict(temperature=temperature, top_k=top_k, top_p=top_p)
     sampling.probs(np.zeros(1), **settings)  # check the sampling settings before the prefill runs
@@ -179,20 +191,22 @@ def step_through(model: Transformer, tokenizer: BPETokenizer, prompt: str, n_ste
         stop = {int(s) for s in stop_ids}
     except (TypeError, ValueError):
         raise TypeError(f"stop_ids must be an iterable of token ids, got {stop_ids!r}") from None
+    return _passes(model, tokenizer, prompt, prompt_ids, n_steps, settings, rng, stop)
 
+
+def _passes(model, tokenizer, prompt, prompt_ids, n_steps, settings, rng, stop):
     logits, cache = model.prefill(prompt_ids, max_seq_len=len(prompt_ids) + n_steps)  # (N, V): one pass over the whole prompt
     logits = logits[-1]  # (V,): only the last position predicts the next token
     input_ids, input_text = tuple(prompt_ids), prompt
-    steps: list[Step] = []
     for index in range(n_steps + 1):
         token = int(sampling.sample(logits, rng=rng, **settings))
-        steps.append(Step(index, input_ids, cache.seq_len, cache.nbytes, _top_candidates(tokenizer, logits),
-                          token, _text(tokenizer, token), input_text))
+        step = Step(index, input_ids, cache.seq_len, cache.nbytes, _top_candidates(tokenizer, logits),
+                    token, _text(tokenizer, token), input_text)
+        yield step
         if token in stop or index == n_steps:
-            break
+            return
         logits, cache = model.decode(token, cache)  # (V,): one token in, the cache grows by one
-        input_ids, input_text = (token,), steps[-1].token_text
-    return steps
+        input_ids, input_text = (token,), step.token_text
 # --8<-- [end:step_through]
 
 

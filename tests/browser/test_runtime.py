@@ -246,3 +246,42 @@ def test_runaway_snippet_shows_what_happened_and_the_next_run_works(watched):
                            timeout=60_000)
     assert "Ran in your browser" in status.inner_text()
     watched.assert_clean()
+
+
+SLOW_LINK = {"offline": False, "latency": 40, "downloadThroughput": 10e6 / 8, "uploadThroughput": 10e6 / 8}  # 10 Mbit/s
+WATCH_STATUS = """() => { window.__seen = [];
+  const el = document.querySelector('[data-calculator=activations] [data-calc-status]');
+  const record = () => { const bar = el.querySelector('progress');
+    window.__seen.push({phase: el.dataset.phase || '', step: el.dataset.step || '', value: bar ? bar.value : null, max: bar ? bar.max : null, text: el.textContent}); };
+  new MutationObserver(record).observe(el, {childList: true, subtree: true, characterData: true}); }"""
+
+
+@pytest.mark.slow  # about 20 s: 19 MB at 10 Mbit/s
+def test_loading_on_a_slow_link_shows_what_loads_and_how_far_and_the_page_stays_usable(watched):
+    page = watched.goto("neural-networks/")
+    page.wait_for_load_state("networkidle")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions", SLOW_LINK)  # applies to the worker's downloads too
+    page.evaluate(WATCH_STATUS)
+    calc = page.locator('[data-calculator="activations"]')
+    calc.locator('input[name="x"]').fill("2.5")
+    # while Python loads, the page works: another calculator's inputs take typing, scripts answer
+    page.wait_for_function("() => window.__seen.some(s => s.phase === 'download' && s.value > 0)", timeout=PY_READY_MS)
+    other = page.locator('[data-calculator="matmul_cost"] input[name="m"]')
+    other.fill("1234")
+    assert other.input_value() == "1234" and page.evaluate("() => 6 * 7") == 42
+    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=120_000)
+    seen = page.evaluate("() => window.__seen")
+    downloads = [s for s in seen if s["phase"] == "download"]
+    values = [s["value"] for s in downloads]
+    assert len(set(values)) >= 10, f"the bar should move many times on a slow link: {sorted(set(values))}"
+    assert values == sorted(values), "bytes loaded never go back"
+    assert {s["max"] for s in downloads} == {downloads[0]["max"]} and downloads[0]["max"] > 10e6
+    steps = " ".join(s["step"] for s in downloads)
+    assert "runtime" in steps and "numpy" in steps and "chapter2" in steps
+    assert any(" of " in s["text"] and "MB" in s["text"] for s in downloads)
+    phases = [s["phase"] for s in seen if s["phase"]]
+    assert phases.index("install") > phases.index("download") and "import" in phases
+    assert "Computed in your browser" in calc.locator("[data-calc-status]").inner_text()
+    watched.assert_clean()

@@ -48,21 +48,21 @@
   const seconds = (ms) => `${(ms / 1000).toFixed(ms % 1000 ? 1 : 0)} s`;
   const OOM_TEXT = "this run needed more memory than the browser allows";
 
-  function workerConfig(packages, imports) {
+  function workerConfig(packages, calculators) {
     const files = {};
     for (const [name, f] of Object.entries(cfg.files)) files[name] = { ...f, url: abs(f.url) };
     return { base: abs(cfg.base), files, core: cfg.core, packages: cfg.packages, calcData: cfg.calcData,
-             lanePackages: packages, imports };
+             calcIndex: cfg.calcIndex, lazyCalculators: calculators && !!cfg.calcIndex, lanePackages: packages };
   }
 
   let nextId = 1;
   const globalListeners = new Set();
 
   class Lane {
-    constructor(name, packages, imports) {
+    constructor(name, packages, calculators) {
       this.name = name;
       this.packages = packages;
-      this.imports = imports;
+      this.calculators = calculators;
       this.state = "idle";  // idle | loading | ready | failed | stopped
       this.detail = {};
       this.gen = 0;
@@ -77,7 +77,7 @@
       this.versions = null;
       this.timings = null;
       this.total = [cfg.core.loader, cfg.core.asm, cfg.core.wasm, cfg.core.stdlib, cfg.core.lock,
-        ...packages.map((p) => cfg.packages[p])].reduce((s, n) => s + ((cfg.files[n] || {}).size || 0), 0);
+        ...packages.map((p) => cfg.packages[p]), ...(calculators && cfg.calcIndex ? [cfg.calcIndex] : [])].reduce((s, n) => s + ((cfg.files[n] || {}).size || 0), 0);
     }
 
     set(state, detail) {
@@ -111,7 +111,7 @@
         if (event && event.preventDefault) event.preventDefault();
         if (gen === this.gen) this.crash(`the Python worker crashed: ${(event && event.message) || "unknown error"}`);
       };
-      w.postMessage({ kind: "init", config: { ...workerConfig(this.packages, this.imports), gen } });
+      w.postMessage({ kind: "init", config: { ...workerConfig(this.packages, this.calculators), gen } });
       this.armStall();
     }
 
@@ -277,8 +277,8 @@
   }
 
   const lanes = {
-    calc: new Lane("calc", cfg.lanes.calc, "import chapter2.calculators"),
-    code: new Lane("code", cfg.lanes.code, "import chapter2"),
+    calc: new Lane("calc", cfg.lanes.calc, true),
+    code: new Lane("code", cfg.lanes.code, false),
   };
 
   function overall() {

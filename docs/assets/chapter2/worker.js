@@ -22,6 +22,7 @@ let gen = 0;
 let cfg = null;
 let pyodide = null;
 let helpers = null;
+let calcModules = {};  // calculator -> its module (calculators' worker), from config.calcIndex
 const t0 = performance.now();
 const marks = {};
 const mark = (name) => { marks[name] = Math.round(performance.now() - t0); };
@@ -138,7 +139,9 @@ function fetchAll(groups, phase) {
     if (!force && now - last < 100) return;
     last = now;
     const loaded = list.reduce((s, d) => s + (d.done ? d.size || d.loaded : Math.min(d.loaded, d.size || d.loaded)), 0);
-    const steps = [...new Set(list.filter((d) => !d.done).map((d) => d.step))];
+    const open = list.filter((d) => !d.done);
+    const active = open.filter((d) => d.finished);  // what is downloading now; else what is still to come
+    const steps = [...new Set((active.length ? active : open).map((d) => d.step))];
     post({ kind: "progress", phase, steps, step: steps[0] || "starting", loaded, total });
   };
   let fail;
@@ -214,10 +217,33 @@ def _c2_exec(code):
             error = traceback.format_exc(limit=-3)
     return json.dumps({"ok": True, "value": {"stdout": out.getvalue(), "error": error}})
 
-def _c2_calc(name, raw_json):
-    from chapter2 import calculators
+def _c2_lazy_calculators():
+    """chapter2.calculators without running its __init__ (which imports every calculator module): each
+    calculator's module is imported on its first use (_c2_calc), a page's few instead of all of them."""
+    import importlib.util, chapter2
+    spec = importlib.util.find_spec("chapter2.calculators")
+    sys.modules["chapter2.calculators"] = chapter2.calculators = importlib.util.module_from_spec(spec)
+
+def _c2_full_calculators():
+    """The package as it is, every module imported (if a module ever needs what __init__ does)."""
+    import chapter2
+    for key in [k for k in sys.modules if k == "chapter2.calculators" or k.startswith("chapter2.calculators.")]:
+        del sys.modules[key]
+    import chapter2.calculators as calculators
+    chapter2.calculators = calculators
+
+def _c2_calc(name, raw_json, module=None):
+    import importlib
     try:
-        return '{"ok": true, "value": ' + calculators.compute_json(name, raw_json) + "}"
+        try:
+            if module:
+                importlib.import_module(module)
+            registry = importlib.import_module("chapter2.calculators._registry")
+            registry.get(name)
+        except (ImportError, KeyError, AttributeError):
+            _c2_full_calculators()
+            registry = importlib.import_module("chapter2.calculators._registry")
+        return '{"ok": true, "value": ' + registry.compute_json(name, raw_json) + "}"
     except BaseException as err:
         return _c2_error(err)
 `;
@@ -229,7 +255,7 @@ async function init(c) {
   gen = c.gen;
   mark("init");
   const core = cfg.core;
-  const packageFiles = cfg.lanePackages.map((p) => cfg.packages[p]);
+  const packageFiles = cfg.lanePackages.map((p) => cfg.packages[p]).concat(cfg.lazyCalculators ? [cfg.calcIndex] : []);
   // A failed download fails the boot at once (Pyodide itself would wait forever for a wasm that never compiles).
   const { list, all, failed } = fetchAll([[core.loader, core.asm, core.wasm, core.stdlib, core.lock], packageFiles], "download");
   all.then(() => mark("downloaded"), () => {});
@@ -246,11 +272,15 @@ async function init(c) {
     await loadPackages(cfg.lanePackages);
     mark("packages");
     post({ kind: "progress", phase: "import", step: "chapter2", loaded: 1, total: 1 });
+    pyodide.runPython(BOOT);
     pyodide.runPython("import numpy");
     mark("numpy");
-    pyodide.runPython(cfg.imports || "import chapter2");
+    pyodide.runPython("import chapter2");
+    if (cfg.lazyCalculators) {
+      calcModules = JSON.parse(new TextDecoder().decode(await download(cfg.calcIndex).bytes()));
+      pyodide.runPython("_c2_lazy_calculators()");
+    }
     mark("chapter2");
-    pyodide.runPython(BOOT);
     helpers = { run: pyodide.globals.get("_c2_run"), exec: pyodide.globals.get("_c2_exec"), calc: pyodide.globals.get("_c2_calc") };
     mark("imports");
     return pyodide.runPython("import chapter2, numpy; {'chapter2': chapter2.__version__, 'numpy': numpy.__version__}")
@@ -310,7 +340,7 @@ async function handle(msg) {
       for (const p of needs) await loadOnDemand(p);
       post({ id: msg.id, kind: "started" });
     }
-    return call(helpers.calc, msg.name, JSON.stringify(msg.inputs));
+    return call(helpers.calc, msg.name, JSON.stringify(msg.inputs), calcModules[msg.name] || null);
   }
   throw new Error("unknown request kind " + msg.kind);
 }

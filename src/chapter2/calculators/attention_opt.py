@@ -126,13 +126,13 @@ def flash_inputs(seed: int, d: int):
     outputs=[
         Output("tiles_chart", "The query block against every key: tiles loaded so far", kind="chart",
                chart=_charts.FLASH_TILES),
-        Output("loaded", "This step"),
+        Output("loaded", "This step", free_text=True),  # free_text: a sentence, shown full width
         Output("state", "Running maximum μ, rescale factor, running sum ℓ and accumulator acc, per query row",
                free_text=True),
-        Output("bytes", "Bytes moved to or from device memory, this query block"),
+        Output("bytes", "Bytes moved to or from device memory, this query block", free_text=True),
         Output("bytes_chart", "Bytes moved, FlashAttention against standard attention", kind="chart",
                chart=_charts.FLASH_BYTES),
-        Output("check", "Output of the block"),
+        Output("check", "Output of the block", free_text=True),
     ],
 )
 def flash_stepper_calc(seed, d, q_block, tiles):

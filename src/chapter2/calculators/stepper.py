@@ -74,24 +74,33 @@ def prefill_decode_calc(prompt, n_steps, temperature):
     }
 
 
-_RUNS: dict = {}  # (id(model), prompt, temperature, stop) -> (model, steps, n_steps asked): the last runs
+_RUNS: dict = {}  # (id(model), prompt, temperature, stop) -> (model, iterator, records so far): the last runs
 
 
 def _steps(model, tokenizer, prompt, n_steps, temperature, stop):
-    """`stepper.step_through`, remembered: a run with fewer steps is the first records of a longer one.
+    """The first n_steps + 1 records of `stepper.step_through`, from a run kept between calls.
 
-    Stepping back (or recomputing the same inputs) reuses a run already made; only a run longer
-    than any made for this prompt and temperature calls step_through again (tests check the prefix).
+    A run is `stepper.iter_steps` for as many steps as the slider and the context allow; each call
+    takes the records it needs, so stepping forward costs one decode step and stepping back none
+    (tests check that the records equal step_through's).
     """
     key = (id(model), prompt, temperature, tuple(stop))
-    hit = _RUNS.get(key)
-    if hit is not None and hit[0] is model and n_steps <= hit[2]:
-        return hit[1][: n_steps + 1]
-    steps = stepper.step_through(model, tokenizer, prompt, n_steps, temperature=temperature, seed=SEED, stop_ids=stop)
-    if len(_RUNS) >= 8:
-        _RUNS.pop(next(iter(_RUNS)))
-    _RUNS[key] = (model, steps, n_steps)
-    return steps
+    run = _RUNS.get(key)
+    if run is None or run[0] is not model:
+        context = model.config.max_position_embeddings
+        longest = MAX_STEPS if context is None else min(MAX_STEPS, context - len(tokenizer.encode(prompt)))
+        run = (model, stepper.iter_steps(model, tokenizer, prompt, max(longest, n_steps), temperature=temperature,
+                                         seed=SEED, stop_ids=stop), [])
+        if len(_RUNS) >= 8:
+            _RUNS.pop(next(iter(_RUNS)))
+        _RUNS[key] = run
+    _, passes, records = run
+    while len(records) < n_steps + 1:
+        step = next(passes, None)
+        if step is None:  # it stopped at end of text
+            break
+        records.append(step)
+    return records[: n_steps + 1]
 
 
 # -----------------------------------------------------------------------------
@@ -134,8 +143,9 @@ def request_timeline_calc(model, gpu, prompt_tokens, output_tokens, batch, token
     if output_tokens > 1:
         first, last = tl.decode[0], tl.decode[-1]
         tpot = (f"{_charts._seconds(first.time)} at the first decode step, {_charts._seconds(last.time)} at the last "
-                f"({first.bound} bound: each step reads {nbytes(first.weight_bytes)} of weights and the batch's KV "
-                f"cache, {nbytes(first.kv_bytes)} to {nbytes(last.kv_bytes)})")
+                f"({first.bound} bound: each step reads {nbytes(first.weight_bytes)} of weights, all but the "
+                f"embedding table it only looks up, and the batch's KV cache, {nbytes(first.kv_bytes)} to "
+                f"{nbytes(last.kv_bytes)})")
     else:
         tpot = "no decode step: the prefill gives the only output token"
     fits = tl.capacity(ctx)
