@@ -7,8 +7,12 @@ WebAssembly compilation ('wasm-unsafe-eval') is what Pyodide needs, and in CDN
 mode the Pyodide CDN is allowed too. Styles allow inline attributes, which
 Material and mermaid use. Nothing may be framed, posted or embedded.
 
-The Web Worker that runs Python is a same-origin script; it follows the
-policy of its own response, which on a static host is the host's default.
+The Web Workers that run Python are same-origin scripts; they follow the
+policy of their own response, which on a static host is the host's default.
+A worker runs pyodide.js and pyodide.asm.js from blob: URLs of the bytes it
+fetched (and, from a CDN, checked by hash): a host that sends a
+Content-Security-Policy header with worker.js must allow blob: in script-src
+there. The pages' policy needs nothing for it (no blob: worker, no eval).
 """
 
 from __future__ import annotations

@@ -710,11 +710,28 @@ def _ancestors(el: Element):
         el = el.parent
 
 
-AUTOHINT_BLUES = "THEZOCQSLUfijkdbhxzroescpqgy"
+# FreeType's auto-hinter (Chromium on Linux hints this way) measures a font's heights (blue zones) and
+# stem widths on these characters of each script, once per font; a subset without them would be hinted
+# from other heights and draw its glyphs a few shades off. Each subset keeps them, for Latin (also the
+# script of symbols and digits) and for any script it draws (FreeType's afblue.dat).
+AUTOHINT_BLUES = {
+    "latin": ("THEZOCQSLUfijkdbhxzroescpqgjy", None),
+    "greek": ("\u0393\u0392\u0395\u0396\u0398\u039f\u03a9\u0394\u039e\u03b2\u03b8\u03b4\u03b6\u03bb\u03be"
+              "\u03b1\u03b5\u03b9\u03bf\u03c0\u03c3\u03c4\u03c9\u03b3\u03b7\u03bc\u03c1\u03c6\u03c7\u03c8",
+              (0x0370, 0x03FF)),
+    "cyrillic": ("\u0411\u0412\u0415\u041f\u0417\u041e\u0421\u042d\u0428\u0445\u043f\u043d\u0448\u0435"
+                 "\u0437\u043e\u0441\u0440\u0444\u0443", (0x0400, 0x04FF)),
+}
+
+
+def _autohint_blues(text: str) -> str:
+    return "".join(chars for chars, span in AUTOHINT_BLUES.values()
+                   if span is None or any(span[0] <= ord(c) <= span[1] for c in text))
 
 
 def subset_font(woff2: Path, text: str) -> bytes:
-    """The woff2 font with only the glyphs for `text` (and .notdef); hinting and metrics kept; deterministic."""
+    """The woff2 font with only the glyphs for `text` (and .notdef) and the auto-hinter's reference
+    characters; hinting and metrics kept; deterministic."""
     try:
         from fontTools import subset
     except ImportError as err:  # pragma: no cover - the docs extra has it
@@ -725,7 +742,7 @@ def subset_font(woff2: Path, text: str) -> bytes:
     try:
         font = subset.load_font(str(woff2), options)
         subsetter = subset.Subsetter(options)
-        subsetter.populate(unicodes=sorted({ord(c) for c in set(text) | set(AUTOHINT_BLUES)}))
+        subsetter.populate(unicodes=sorted({ord(c) for c in set(text) | set(_autohint_blues(text))}))
         subsetter.subset(font)
         buf = io.BytesIO()
         subset.save_font(font, buf, options)
