@@ -493,6 +493,11 @@ def _unwrap_if_unseen(el: Element, stylesheet: Stylesheet) -> None:
     parent = el.parent
     if set(parent.classes) & stylesheet.layout_classes or any(s.matches(el) for s in stylesheet.child_selectors):
         return
+    i = next(i for i, c in enumerate(parent.children) if c is el)
+    if el.children and (
+            isinstance(el.children[0], str) and i > 0 and isinstance(parent.children[i - 1], str)
+            or isinstance(el.children[-1], str) and i + 1 < len(parent.children) and isinstance(parent.children[i + 1], str)):
+        return  # its text would join the text beside it: one run, laid out a hundredth of a pixel apart
 
     def seen() -> list:
         return [[s.matches(d) for s in stylesheet.child_selectors] for d in el.iter() if d is not el]

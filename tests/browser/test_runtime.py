@@ -61,6 +61,13 @@ def _compute(name, raw=None):
     return {k: v for k, v in calculators.compute(name, raw).items() if k not in charts}
 
 
+def _every_request_was_timed(page):
+    """Each request the workers answered had told the page when its Python started (its time limit's start)."""
+    for lane in ("calc", "code"):
+        counts = page.evaluate(f"() => window.chapter2.lanes.{lane}.counts")
+        assert counts["sent"] == counts["started"] == counts["done"], (lane, counts)
+
+
 def _settle(page, name):
     page.wait_for_function(f"() => !document.querySelector('[data-calculator={name}]').hasAttribute('aria-busy')")
 
@@ -187,6 +194,7 @@ def test_a_snippet_cannot_change_what_a_calculator_computes(watched):
     page.wait_for_function("(v) => document.querySelector('[data-calculator=activations] [data-output=gelu]').textContent === v", arg=want["gelu"])
     assert _outputs(calc) == want
     assert page.evaluate("() => window.chapter2.run('import chapter2.activations as a; float(a.relu(-1.0))')") == 42.0
+    _every_request_was_timed(page)
     watched.assert_clean()
 
 

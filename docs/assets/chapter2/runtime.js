@@ -76,6 +76,7 @@
       this.backoffTimer = null;
       this.versions = null;
       this.timings = null;
+      this.counts = { sent: 0, started: 0, done: 0 };  // requests: for tests and for anyone curious
       this.total = [cfg.core.loader, cfg.core.asm, cfg.core.wasm, cfg.core.stdlib, cfg.core.lock,
         ...packages.map((p) => cfg.packages[p]), ...(calculators && cfg.calcIndex ? [cfg.calcIndex] : [])].reduce((s, n) => s + ((cfg.files[n] || {}).size || 0), 0);
     }
@@ -104,7 +105,13 @@
       const gen = ++this.gen;
       this.spawnedAt = performance.now();
       this.set("loading", { phase: "download", step: "runtime", loaded: 0, total: this.total });
-      const w = new Worker(abs("assets/chapter2/worker.js"));
+      let w;
+      try {
+        w = new Worker(abs("assets/chapter2/worker.js"));
+      } catch (err) {  // a browser or policy that refuses workers: nothing to retry automatically
+        this.fail(error("BootError", `this browser would not start Python's worker (${err.message})`));
+        return;
+      }
       this.worker = w;
       w.onmessage = (event) => { if (gen === this.gen) this.receive(event.data || {}); };
       w.onerror = (event) => {
@@ -158,13 +165,13 @@
           else this.crash(`Python could not start: ${msg.error}`, msg.oom);
           return;
         case "started":
-          if (req) this.startClock(req);
+          if (req) { this.counts.started++; this.startClock(req); }
           return;
         case "paused":  // waiting for on-demand data: a download, not the request's own run time
           if (req) api.clock.clearTimeout(req.timer);
           return;
         case "done":
-          if (req) this.finish(req, msg);
+          if (req) { this.counts.done++; this.finish(req, msg); }
           return;
         default:
       }
@@ -241,6 +248,7 @@
       if (this.state !== "ready" || this.current || !this.queue.length) return;
       const req = this.queue.shift();
       this.current = req;
+      this.counts.sent++;
       this.worker.postMessage({ ...req.msg, id: req.id });
     }
 
@@ -389,7 +397,7 @@
     dd.replaceChildren(wrap);
   }
 
-  const WAIT_FOR_RUNTIME = new Set(["DownloadError", "StoppedError"]);
+  const WAIT_FOR_RUNTIME = new Set(["DownloadError", "StoppedError", "BootError"]);
 
   function setupCalculator(root) {
     const name = root.dataset.calculator;
@@ -442,7 +450,8 @@
         status.textContent = `Computed in your browser by chapter2 (${Math.round(performance.now() - t0)} ms).`;
         root.dataset.computed = String((+root.dataset.computed || 0) + 1);
       } catch (err) {
-        if (WAIT_FOR_RUNTIME.has(err.name)) waiting = true;  // the status line says why, with a button
+        const down = lanes.calc.state === "failed" || lanes.calc.state === "stopped";
+        if (WAIT_FOR_RUNTIME.has(err.name) && down) waiting = true;  // the status line says why, with a button
         else showError(null, "Could not compute: " + err.message);
       } finally {
         inFlight = false;

@@ -110,7 +110,7 @@ const downloads = new Map();  // virtual URL (config.base + name) -> Download
 
 function download(name) {
   const url = cfg.base + name;
-  if (!downloads.has(url)) {
+  if (!downloads.has(url) || downloads.get(url).error) {  // (a failed one is tried afresh)
     const spec = cfg.files[name];
     if (!spec) throw new Error(`no file ${name} in the site's configuration`);
     downloads.set(url, new Download(name, spec));
@@ -338,8 +338,8 @@ async function handle(msg) {
     if (needs.length) {  // data this calculator reads, fetched on its first run (not counted in its time limit)
       post({ id: msg.id, kind: "paused", needs });
       for (const p of needs) await loadOnDemand(p);
-      post({ id: msg.id, kind: "started" });
     }
+    post({ id: msg.id, kind: "started" });
     return call(helpers.calc, msg.name, JSON.stringify(msg.inputs), calcModules[msg.name] || null);
   }
   throw new Error("unknown request kind " + msg.kind);

@@ -60,8 +60,14 @@ def billions(n: int, places: int = 1) -> Num:
     return decimals(n / 1e9, places)
 
 
+def _check_config(c) -> None:
+    if not isinstance(c, ModelConfig):
+        raise TypeError(f"c must be a chapter2.models.ModelConfig, got {type(c).__name__}")
+
+
 def kind_counts(c: ModelConfig) -> str:
     """'18 full + 18 sliding (128)': the attention layers of a config by kind, with windows and chunks."""
+    _check_config(c)
     parts = []
     for kind, label, window in (("full_attention", "full", None), ("sliding_attention", "sliding", c.sliding_window),
                                 ("chunked_attention", "chunked", c.attention_chunk_size)):
@@ -73,6 +79,7 @@ def kind_counts(c: ModelConfig) -> str:
 
 def cached_per_layer(c: ModelConfig) -> str:
     """What one layer caches per token: K and V per KV head, or MLA's latent and RoPE key."""
+    _check_config(c)
     if c.uses_mla:
         return f"latent {c.kv_lora_rank} + RoPE key {c.qk_rope_head_dim} = {c.kv_cache_elements_per_token(0):,}"
     return f"2 × {c.num_key_value_heads} × {c.head_dim} = {c.kv_cache_elements_per_token(0):,}"

@@ -84,6 +84,8 @@ SYMBOLS: tuple[Symbol, ...] = (
 
 def symbols(tex: str) -> list[str]:
     """The separate symbols of one table entry: "Q, K, V" -> ["Q", "K", "V"]."""
+    if not isinstance(tex, str):
+        raise TypeError(f"tex must be a str such as 'Q, K, V', got {type(tex).__name__}")
     return [part.strip() for part in tex.split(", ")]
 
 
@@ -121,6 +123,8 @@ def step_name(name: str) -> str:
 
 def operands(text: str) -> str:
     """A step's "reads" or "writes" column in the chapter's notation ("P, V" -> "A, V")."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str such as 'P, V', got {type(text).__name__}")
     return _OPERAND_WORDS.get(text, text)
 
 
