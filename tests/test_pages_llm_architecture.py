@@ -332,7 +332,7 @@ def test_block_structure_names_gemmas_extra_norms():
 def test_moe_equations_use_the_chapters_letters():
     """T is the sampling temperature and E the experts: the coverage formula counts B tokens, not T, and writes no
     expectation operator E[...]; the chosen set is not S (attention scores) and the weights are not w (window)."""
-    assert "E \\cdot \\bigl(1 - (1 - k/E)^B\\bigr)" in PAGE
+    assert "E \\cdot \\bigl(1 - (1 - E_\\text{tok}/E)^B\\bigr)" in PAGE
     assert "^T" not in PAGE and "\\operatorname{E}[" not in PAGE
     assert "S &= \\text{the } k" not in PAGE and "w_e" not in PAGE and "r &= " not in PAGE
     # the LoRA factors are not B and A (batch, attention weights), the embedding table not E, the vocabulary not V
