@@ -61,7 +61,7 @@ def weigh(site: Path, pages: list[str]) -> dict[str, dict]:
                 context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
                 page = context.new_page()
                 sizes: list[tuple[str, int]] = []
-                page.on("response", lambda r: sizes.append((r.url, len(r.body()) if r.ok and r.url.startswith("http") else 0)))
+                page.on("response", lambda r, sizes=sizes: sizes.append((r.url, len(r.body()) if r.ok and r.url.startswith("http") else 0)))
                 page.goto(f"{base}{name}/", wait_until="load")
                 page.wait_for_load_state("networkidle")
                 page.evaluate("() => document.fonts.ready")

@@ -448,8 +448,8 @@ def lighter(katex_html: str, stylesheet: Stylesheet) -> str:
       screen reader reads as the token. Anything larger keeps MathML, the HTML hidden from screen readers.
     HTML (what readers see):
     - classes that no stylesheet names (KaTeX's atom classes: mord, mbin, mrel, mopen, mclose,
-      mpunct, mtight, ...) are dropped, and a <span> left without attributes is unwrapped where no
-      child selector and no flex or table box could see the difference (`_unwrap_if_unseen`);
+      mpunct, mtight, ...) are dropped, and a <span> left without attributes around text only is
+      unwrapped where the page looks the same to the pixel (`_unwrap_if_unseen`);
     - inline styles lose leading zeros and the last semicolon (`height:.6833em`).
     """
     root = parse(katex_html)
@@ -489,30 +489,20 @@ def lighter(katex_html: str, stylesheet: Stylesheet) -> str:
 
 
 def _unwrap_if_unseen(el: Element, stylesheet: Stylesheet) -> None:
-    """Replace a <span> without attributes by its children, unless a selector or a layout box would notice."""
+    """Replace a <span> without attributes that holds only text (or nothing) by its text, where nothing
+    could tell: no child selector matches it, its parent is no flex or table box, and its text does not
+    join the text beside it (one run of text is laid out a hundredth of a pixel apart from two). A span
+    around other elements stays: Chromium then paints the text beside them at another sub-pixel offset."""
     parent = el.parent
-    if set(parent.classes) & stylesheet.layout_classes or any(s.matches(el) for s in stylesheet.child_selectors):
+    if (any(isinstance(c, Element) for c in el.children) or set(parent.classes) & stylesheet.layout_classes
+            or any(s.matches(el) for s in stylesheet.child_selectors)):
         return
     i = next(i for i, c in enumerate(parent.children) if c is el)
-    if el.children and (
-            isinstance(el.children[0], str) and i > 0 and isinstance(parent.children[i - 1], str)
-            or isinstance(el.children[-1], str) and i + 1 < len(parent.children) and isinstance(parent.children[i + 1], str)):
-        return  # its text would join the text beside it: one run, laid out a hundredth of a pixel apart
-
-    def seen() -> list:
-        return [[s.matches(d) for s in stylesheet.child_selectors] for d in el.iter() if d is not el]
-
-    before = seen()
-    i = next(i for i, c in enumerate(parent.children) if c is el)
+    text_before = i > 0 and isinstance(parent.children[i - 1], str)
+    text_after = i + 1 < len(parent.children) and isinstance(parent.children[i + 1], str)
+    if (text_before or text_after) if el.children else (text_before and text_after):
+        return
     parent.children[i:i + 1] = el.children
-    for c in el.children:
-        if isinstance(c, Element):
-            c.parent = parent
-    if seen() != before:  # el's descendants now have other parents: put it back
-        parent.children[i:i + len(el.children)] = [el]
-        for c in el.children:
-            if isinstance(c, Element):
-                c.parent = el
 
 
 def _inside(el: Element, ancestor: Element) -> bool:
@@ -718,9 +708,9 @@ def _ancestors(el: Element):
 # FreeType's auto-hinter (Chromium on Linux hints this way) measures a font's heights (blue zones) and
 # stem widths on these characters of each script, once per font; a subset without them would be hinted
 # from other heights and draw its glyphs a few shades off. Each subset keeps them, for Latin (also the
-# script of symbols and digits) and for any script it draws (FreeType's afblue.dat).
+# script of symbols and digits) and for any script it draws (FreeType's afblue.dat, and the standard characters o O 0).
 AUTOHINT_BLUES = {
-    "latin": ("THEZOCQSLUfijkdbhxzroescpqgjy", None),
+    "latin": ("THEZOCQSLUfijkdbhuxzoesncrpqgjy0", None),
     "greek": ("\u0393\u0392\u0395\u0396\u0398\u039f\u03a9\u0394\u039e\u03b2\u03b8\u03b4\u03b6\u03bb\u03be"
               "\u03b1\u03b5\u03b9\u03bf\u03c0\u03c3\u03c4\u03c9\u03b3\u03b7\u03bc\u03c1\u03c6\u03c7\u03c8",
               (0x0370, 0x03FF)),

@@ -25,7 +25,7 @@ def _c2_compile(inp, out, mode, prefix, drop):
     with zipfile.ZipFile(inp) as zin:
         for info in zin.infolist():
             name = info.filename
-            if info.is_dir() or name.endswith(tuple(drop)) or name.endswith(".pyc"):
+            if info.is_dir() or name.endswith(".pyc") or any(name.startswith(d) if d.endswith("/") else name.endswith(d) for d in drop):
                 continue  # (bytecode in the input: stale, made here again)
             data = zin.read(info)
             if not name.endswith(".py"):

@@ -9,7 +9,7 @@ verified npm package), so the bytecode is exactly what that interpreter would
 have written itself:
 
 - the standard library and numpy: sources replaced by `.pyc` (sourceless),
-  type stubs and C headers left out (unused at run time);
+  what cannot run in a browser left out (type stubs, C headers, numpy.f2py);
 - chapter2: sources kept (tracebacks of the reader's snippets show the lines),
   `__pycache__/*.pyc` added.
 
@@ -35,7 +35,9 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "pycompile.mjs"
 STDLIB_PREFIX = "/lib/python312.zip/"  # where Pyodide mounts python_stdlib.zip (zipimport paths)
 SITE_PREFIX = "/lib/python3.12/site-packages/"  # where Pyodide unpacks packages
-DROP = (".pyi", ".pxd", ".h", ".c", ".a")
+# unused at run time in a browser: type stubs, C headers and sources, static libraries; numpy's Fortran
+# wrapper generator and PyInstaller hooks (build tools)
+DROP = (".pyi", ".pxd", ".h", ".c", ".a", "numpy/f2py/", "numpy/_pyinstaller/")
 
 
 class CompileError(RuntimeError):
