@@ -1,7 +1,7 @@
 """Live charts: the one renderer (chapter2.charts), the chart outputs of the calculators, and "your device".
 
 The browser side (build-time SVG, redraw after an input, dark mode, 375 px,
-axe) is tests/browser/test_charts.py.
+axe) is tests/browser/test_charts_in_browser.py.
 """
 
 from __future__ import annotations

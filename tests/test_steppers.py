@@ -5,7 +5,7 @@ step controls (`Field(stepper=True, max_from=...)`) as the build renders them; t
 drawings of `chapter2.charts`.
 
 The browser side (first frame without JavaScript, stepping with buttons and keys, 375 px, axe) is
-tests/browser/test_steppers.py.
+tests/browser/test_steppers_in_browser.py.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ therefore made from KaTeX's files for this site's equations, at every build:
 - each font is subset to the characters drawn in it (fontTools, woff2 via brotli: the `docs` extra),
   from the original woff2 checked against vendor-files.sha256. Which font draws a character is worked
   out as the browser does it: the stylesheet's font rules through the cascade and inheritance, then
-  @font-face matching (`Stylesheet.face_for`); tests/browser/test_equations.py checks in Chromium
+  @font-face matching (`Stylesheet.face_for`); tests/browser/test_equations_in_browser.py checks in Chromium
   that every character of every equation is drawn from a KaTeX font;
 - KaTeX's HTML is trimmed where the rendering cannot change (`lighter`).
 
