@@ -45,37 +45,39 @@ def build(out: Path, math: str) -> None:
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def weigh(site: Path, pages: list[str]) -> dict[str, dict]:
-    """{page: {"total", "html", "katex"}}: bytes loaded on a first visit until network idle."""
-    from playwright.sync_api import sync_playwright
-
+def weigh(browser, site: Path, pages: list[str]) -> dict[str, dict]:
+    """{page: {"total", "html", "katex", "fonts"}}: bytes loaded on a first visit (a fresh context) until
+    the network is idle, of which the page's HTML and KaTeX's stylesheet and fonts; `browser`: Playwright's."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     result = {}
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            for name in pages:
-                context = browser.new_context(viewport={"width": 1280, "height": 900})
-                context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
-                page = context.new_page()
-                sizes: list[tuple[str, int]] = []
-                page.on("response", lambda r, sizes=sizes: sizes.append((r.url, len(r.body()) if r.ok and r.url.startswith("http") else 0)))
-                page.goto(f"{base}{name}/", wait_until="load")
-                page.wait_for_load_state("networkidle")
-                page.evaluate("() => document.fonts.ready")
-                page.wait_for_load_state("networkidle")
-                url = f"{base}{name}/"
-                result[name] = {"total": sum(s for _, s in sizes),
-                                "html": sum(s for u, s in sizes if u == url),
-                                "katex": sum(s for u, s in sizes if "/assets/vendor/katex/" in u),
-                                "fonts": sorted(u.rsplit("/", 1)[1] for u, _ in sizes if "/assets/vendor/katex/fonts/" in u)}
-                context.close()
-            browser.close()
+        for name in pages:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
+            page = context.new_page()
+            sizes: list[tuple[str, int]] = []
+            page.on("response", lambda r, sizes=sizes: sizes.append((r.url, len(r.body()) if r.ok and r.url.startswith("http") else 0)))
+            url = f"{base}{name}/"
+            page.goto(url, wait_until="load")
+            page.wait_for_load_state("networkidle")
+            page.evaluate("() => document.fonts.ready")
+            page.wait_for_load_state("networkidle")
+            result[name] = {"total": sum(s for _, s in sizes),
+                            "html": sum(s for u, s in sizes if u == url),
+                            "katex": sum(s for u, s in sizes if "/assets/vendor/katex/" in u),
+                            "fonts": sorted(u.rsplit("/", 1)[1] for u, _ in sizes if "/assets/vendor/katex/fonts/" in u)}
+            context.close()
     finally:
         server.shutdown()
     return result
+
+
+def added(with_math: dict, without_math: dict) -> dict[str, float]:
+    """{page: what typeset math adds, as a fraction of the page's weight without it}."""
+    return {name: (with_math[name]["total"] - without_math[name]["total"]) / without_math[name]["total"]
+            for name in without_math}
 
 
 def main() -> None:
@@ -93,17 +95,20 @@ def main() -> None:
         with_site, without_site = tmp / "with", tmp / "without"
         build(with_site, "on")
         build(without_site, "off")
-    with_math, without_math = weigh(with_site, pages), weigh(without_site, pages)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        with_math, without_math = weigh(browser, with_site, pages), weigh(browser, without_site, pages)
+        browser.close()
 
     print(f"{'page':<20}{'without math':>14}{'with math':>12}{'added':>10}{'ratio':>8}{'  of which: html':>18}"
           f"{'css+fonts':>11}  fonts loaded")
-    worst = 0.0
     for name in pages:
         a, b = without_math[name], with_math[name]
-        added = b["total"] - a["total"]
-        worst = max(worst, added / a["total"])
-        print(f"{name:<20}{a['total']:>14,}{b['total']:>12,}{added:>+10,}{b['total'] / a['total']:>8.3f}"
+        print(f"{name:<20}{a['total']:>14,}{b['total']:>12,}{b['total'] - a['total']:>+10,}{b['total'] / a['total']:>8.3f}"
               f"{b['html'] - a['html']:>+18,}{b['katex']:>11,}  {len(b['fonts'])}")
+    worst = max(added(with_math, without_math).values())
     print(f"budget: KaTeX adds at most {BUDGET:.0%} of a page's weight without math; worst page adds {worst:.1%} "
           f"({'within' if worst <= BUDGET else 'OVER'} budget)")
     if args.json:

@@ -10,7 +10,8 @@ there as `\text{...}`, with TeX's special characters escaped (`tex_text`). TeX's
 never read as a directive: write `} }`, never two closing (or opening) braces in a row.
 
 Each built page's arithmatex spans and divs become KaTeX's HTML (what readers see) plus MathML (what
-screen readers read), rendered by node with the npm package katex, once per build (`Build.typeset`).
+screen readers read), rendered by node with the npm package katex: every page's formulas at once
+(`Build.prepare`, from build_site.on_env), then put into each page (`Build.typeset`).
 Why at build time rather than KaTeX's auto-render in the reader's browser:
 
 - no JavaScript: the equations are there with scripts off, with no flash of raw TeX, and the
@@ -28,11 +29,15 @@ therefore made from KaTeX's files for this site's equations, at every build:
   the HTML the equations use, and the @font-face of each font they use, woff2 only (every browser
   the site supports reads woff2, so the woff and ttf fallbacks are never fetched);
 - each font is subset to the characters drawn in it (fontTools, woff2 via brotli: the `docs` extra),
-  from the original woff2 checked against vendor-files.sha256. Which font draws a character is worked
-  out as the browser does it: the stylesheet's font rules through the cascade and inheritance, then
-  @font-face matching (`Stylesheet.face_for`); tests/browser/test_equations_in_browser.py checks in Chromium
-  that every character of every equation is drawn from a KaTeX font;
-- KaTeX's HTML is trimmed where the rendering cannot change (`lighter`).
+  from the original woff2 checked against vendor-files.sha256, plus the characters FreeType's
+  auto-hinter measures (`AUTOHINT_BLUES`). Which font draws a character is worked out as the browser
+  does it: the stylesheet's font rules through the cascade and inheritance, then @font-face matching
+  (`Stylesheet.face_for`); tests/browser/test_equations_in_browser.py checks in Chromium that every
+  character of every equation is drawn from a KaTeX font;
+- KaTeX's HTML is trimmed where the rendering cannot change (`lighter`), styles the site repeats
+  become classes and KaTeX's class names short ones (`Build.prepare`).
+Every equation of the site was compared in Chromium, before and after, at 1280 and 375 px and in both
+colour schemes: the same pixels. A change here should be checked the same way.
 
 Files: the renderer (katex/dist/katex.js, run at build time, never shipped), the stylesheet and the
 woff2 fonts it names are checked against vendor-files.sha256 before use; the version is pinned

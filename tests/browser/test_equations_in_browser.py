@@ -1,5 +1,6 @@
 """Equations in the browser: typeset before any script runs, in the site's own fonts, readable in both
-colour schemes, inside the column on a phone (a wide one scrolls in its own box, by keyboard too).
+colour schemes, inside the column on a phone (a wide one scrolls in its own box, by keyboard too);
+every character drawn from a KaTeX font the site subset, and KaTeX within its page-weight budget.
 
 The axe audit and the page-wide checks for sideways scrolling and requests off the site are in
 test_reading.py and cover these pages too; this file checks the equations themselves.
@@ -7,12 +8,16 @@ test_reading.py and cover these pages too; this file checks the equations themse
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import local_only_context
+from conftest import ROOT, local_only_context
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 375, "height": 812}
@@ -114,3 +119,52 @@ def test_equations_need_no_javascript(browser, site_url, site_dir):
         text = page.locator("article").inner_text()
         assert not re.search(r"\\\(|\\\[|\\frac|\$\$", text)
         page.close()
+
+
+def test_every_character_of_an_equation_is_drawn_from_a_katex_font(browser, site_url, site_dir):
+    """The fonts are subset at build time (docs/hooks/equations.py): a glyph left out would be drawn from
+    a system font. Chromium says which fonts drew each element's text (CSS.getPlatformFontsForNode)."""
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
+        for path in _math_pages(site_dir):
+            page = context.new_page()
+            page.goto(site_url + path)
+            page.wait_for_load_state("networkidle")
+            page.evaluate("() => document.fonts.ready")
+            cdp = context.new_cdp_session(page)
+            cdp.send("DOM.enable")
+            cdp.send("CSS.enable")
+            root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+            nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector":
+                             ".arithmatex .katex, .arithmatex .katex *:not(.katex-mathml, .katex-mathml *)"})["nodeIds"]
+            drawn = {}
+            for node in nodes:
+                for font in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]:
+                    drawn[font["familyName"]] = drawn.get(font["familyName"], 0) + font["glyphCount"]
+            assert len(nodes) > 100 and drawn, (path, len(nodes), drawn)
+            assert all(family.startswith("KaTeX_") for family in drawn), f"{path}: glyphs from {drawn}"
+            page.close()
+        assert not context.blocked, context.blocked
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_math_weight", ROOT / "scripts" / "bench_math_weight.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_katex_adds_at_most_15_percent_to_a_section_page(browser, site_dir, tmp_path):
+    """The issue's budget, measured as scripts/bench_math_weight.py does: bytes a first visit loads, with
+    typeset math and with CHAPTER2_MATH=off (the pages keep their TeX), on every section page."""
+    bench = _bench()
+    without = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(without)], cwd=ROOT,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "CHAPTER2_MATH": "off"}, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "katex" not in (without / "attention" / "index.html").read_text()
+    pages = bench.section_pages()
+    with_math, without_math = bench.weigh(browser, site_dir, pages), bench.weigh(browser, without, pages)
+    added = bench.added(with_math, without_math)
+    assert {"attention", "bottlenecks", "neural-networks"} <= set(added)
+    assert all(share <= bench.BUDGET for share in added.values()), {k: f"{v:.1%}" for k, v in added.items()}
