@@ -91,7 +91,7 @@ def _page(browser, url):
 def test_cdn_mode_loads_verified_pyodide(browser, cdn_site):
     url, _ = cdn_site
     context, page, errors = _page(browser, url)
-    assert page.evaluate("() => window.CHAPTER2_CONFIG.mode") == "cdn"
+    assert page.evaluate("() => window.chapter2.load().then(() => window.CHAPTER2_CONFIG.mode)") == "cdn"
     assert page.evaluate("() => window.chapter2.run('import chapter2, numpy; [chapter2.__version__, numpy.__version__]')") == ["0.1.0", "2.0.2"]
     assert not errors
     context.close()

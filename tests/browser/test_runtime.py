@@ -17,12 +17,44 @@ def _ready(page):
     page.evaluate("() => window.chapter2.ready")
 
 
-def test_home_page_has_no_errors_and_no_python_until_used(watched):
-    page = watched.goto("")
+CORE = ("assets/chapter2/config.js", "assets/chapter2/charts.js", "assets/chapter2/runtime-core.js")
+
+
+@pytest.mark.parametrize("path", ["", "neural-networks/"])
+def test_pages_carry_only_the_loader_until_used(watched, path):
+    """On load a page fetches the runtime's loader and nothing else of it: not the core, not Pyodide."""
+    page = watched.goto(path)
     page.wait_for_load_state("networkidle")
     assert page.evaluate("() => window.chapter2.state") == "idle"
+    assert [u for u in watched.requests if u.endswith("assets/chapter2/runtime.js")], "the loader is on every page"
+    assert not [u for u in watched.requests if u.endswith(CORE)], "the core loads on first use only"
     assert not [u for u in watched.requests if "pyodide" in u], "Pyodide must load lazily"
     watched.assert_clean()
+
+
+def test_what_the_reader_does_before_the_core_runs_is_kept(watched):
+    """An input made while the core cannot load is not lost: the reader is told, the page does not
+    navigate away on a form submit, and after "Try again" the calculator computes that input."""
+    core = "**/assets/chapter2/runtime-core.js"
+    watched.page.route(core, lambda route: route.abort("internetdisconnected"))
+    page = watched.goto("neural-networks/")
+    calc = page.locator('[data-calculator="activations"]')
+    calc.locator('input[name="x"]').fill("-1.25")
+    status = calc.locator("[data-calc-status]")
+    button = status.get_by_role("button", name="Try again")
+    button.wait_for(timeout=10_000)
+    assert "could not load" in status.inner_text() and "runtime-core.js" in status.inner_text()
+    held_back = page.evaluate("""() => !document.querySelector('[data-calculator=activations] form')
+        .dispatchEvent(new SubmitEvent('submit', {bubbles: true, cancelable: true}))""")
+    assert held_back, "a submit before the core runs would reload the page"
+    assert page.evaluate("() => window.chapter2.state") == "idle"
+    assert not [u for u in watched.requests if "pyodide" in u]
+    watched.page.unroute(core)
+    button.click()
+    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=PY_READY_MS)
+    _settle(page, "activations")
+    assert _outputs(calc) == _compute("activations", {"x": "-1.25", "beta": "1"})
+    assert not watched.page_errors
 
 
 def test_run_returns_cpython_values(watched):

@@ -1,6 +1,6 @@
 """The runtime's state machine under faults, driven deterministically: a fake Worker and a manual clock.
 
-A fake Worker class replaces the real one before runtime.js runs (an init script); each test drives it:
+A fake Worker class replaces the real one before the runtime's scripts run (an init script); each test drives it:
 the worker "boots" when told, answers requests when told, crashes when told. Time limits are set small
 through window.chapter2's settings and the runtime's clock is a manual one (window.__clock), so a time
 limit or a boot stall fires exactly when the test advances the clock: no sleeps, no timing luck. The
@@ -63,7 +63,8 @@ FAKE = """(() => {
     (e) => { window.__results[key] = { ok: false, name: e.name, message: e.message }; window.__notify(); });
 })();"""
 
-SETUP = """(s) => { Object.assign(window.chapter2, s, { clock: window.__clock }); }"""
+# settings first (the core keeps what the loader's object already holds), then the core itself
+SETUP = """(s) => { Object.assign(window.chapter2, s, { clock: window.__clock }); return window.chapter2.load(); }"""
 
 
 @pytest.fixture
