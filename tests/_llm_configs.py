@@ -1,12 +1,18 @@
 """Shared by the tests of section 2.2's two pages: the shipped config.json files, read with `json`, and
 parameter counts worked out from them by hand (the architecture's weight shapes written out, not
-`ModelConfig.params()`), checked against published totals in tests/test_pages_llm_architecture.py.
+`ModelConfig.params()`), checked against published totals in tests/test_pages_llm_architecture.py; Llama 3.1
+8B's KV bytes per token, which both pages show; and the check that a page's map leaves and cards name only its
+own facts.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from types import ModuleType
+
+from chapter2.pages import FACT_REF
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "chapter2" / "data"
 CONFIGS = {p.stem: json.loads(p.read_text()) for p in sorted((DATA / "configs").glob("*.json"))}
@@ -25,15 +31,26 @@ LLAMA_PUBLISHED_PARAMS = 16_060_522_496 // 2
 GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262_208, "sliding_window_pattern": 6}
 
 
+def text_config(c: dict) -> dict:
+    """The language model's part of a config.json (a multimodal release nests it under text_config)."""
+    return c.get("text_config", c)
+
+
+def language_model(c: dict) -> dict:
+    """The language model's config, whole: text_config, with Gemma 3's defaults for what its own leaves out."""
+    if c["architectures"][0] == "Gemma3ForConditionalGeneration":
+        return {**GEMMA3_TEXT_DEFAULTS, **c["text_config"]}
+    return text_config(c)
+
+
 def count(c: dict) -> tuple[int, int]:
-    """(total, active) parameters of a config.json, from the weight shapes of its architecture."""
+    """(total, active) parameters of a config.json's language model, from the weight shapes of its architecture."""
     arch = c["architectures"][0]
-    tied = c.get("tie_word_embeddings", False)
-    if arch == "Gemma3ForConditionalGeneration":  # the language model only: text_config, outer tie (default true)
-        c, tied = {**GEMMA3_TEXT_DEFAULTS, **c["text_config"]}, c.get("tie_word_embeddings", True)
-    elif arch == "Llama4ForConditionalGeneration":  # the language model only: text_config
-        c = c["text_config"]
-        tied = c.get("tie_word_embeddings", False)
+    if arch == "Gemma3ForConditionalGeneration":  # Gemma 3 ties the LM head in the outer config (default true)
+        tied = c.get("tie_word_embeddings", True)
+    else:
+        tied = text_config(c).get("tie_word_embeddings", False)
+    c = language_model(c)
     h, vocab, layers = c["hidden_size"], c["vocab_size"], c["num_hidden_layers"]
     tables = vocab * h * (1 if tied else 2)  # embedding + untied LM head
     total = active = tables + h  # + final RMSNorm
@@ -98,12 +115,23 @@ def count(c: dict) -> tuple[int, int]:
 
 COUNTS = {name: count(c) for name, c in CONFIGS.items()}
 
-
-def text_config(c: dict) -> dict:
-    """The language model's part of a config.json (a multimodal release nests it under text_config)."""
-    return c.get("text_config", c)
+# K and V, in every layer and KV head, one head_dim each, at 2 bytes (BF16)
+LLAMA_KV_BYTES_PER_TOKEN = (2 * LLAMA["num_hidden_layers"] * LLAMA["num_key_value_heads"]
+                            * (LLAMA["hidden_size"] // LLAMA["num_attention_heads"]) * 2)
 
 
 def is_moe(c: dict) -> bool:
     c = text_config(c)
     return bool(c.get("num_experts") or c.get("num_local_experts") or c.get("n_routed_experts"))
+
+
+def assert_leaves_and_cards_name_only_own_facts(page_module: ModuleType) -> None:
+    """A page module's map leaves and card answers cite facts only as `{{ fact: ... }}`, each a fact of this
+    section (llm_architecture.*, llm_inference.*), and never a source location (`py:`). The messages say which
+    text: pytest does not rewrite the asserts of a helper module."""
+    section = page_module.__name__.rsplit(".", 1)[-1]
+    for text in [leaf.text for leaf in page_module.LEAVES] + [card.answer for card in page_module.CARDS]:
+        assert "py:" not in text, f"a source location: {text}"
+        assert len(re.findall(r"\{\{", text)) == len(FACT_REF.findall(text)), f"a {{{{ that is no fact: {text}"
+        others = [name for name in FACT_REF.findall(text) if not name.startswith(f"{section}.")]
+        assert not others, f"facts of another section {others}: {text}"

@@ -12,12 +12,11 @@ import re
 from pathlib import Path
 
 import pytest
-from _llm_configs import CONFIGS, COUNTS, GEMMA3_TEXT_DEFAULTS, LLAMA, LLAMA_PUBLISHED_PARAMS, QWEN3, QWEN3_MOE
+from _llm_configs import CONFIGS, COUNTS, LLAMA, LLAMA_KV_BYTES_PER_TOKEN, LLAMA_PUBLISHED_PARAMS, QWEN3, QWEN3_MOE
+from _llm_configs import assert_leaves_and_cards_name_only_own_facts, language_model
 from _llm_configs import is_moe as _is_moe
-from _llm_configs import text_config as _text
 
 from chapter2.models import load_config
-from chapter2.pages import FACT_REF
 from chapter2.pages import llm_architecture as la
 
 PAGE = (Path(__file__).resolve().parents[1] / "docs" / "llm-architecture.md").read_text()
@@ -60,7 +59,7 @@ def test_model_configs_table_rows_are_the_configs_and_hand_counts():
     assert [r[0].value for r in rows] == sorted(CONFIGS)
     for name, arch, layers, hidden, heads, cached, kinds, vocab, total, active in rows:
         c = CONFIGS[name.value]
-        t = {**GEMMA3_TEXT_DEFAULTS, **_text(c)} if "text_config" in c else c
+        t = language_model(c)
         assert arch.value == f"`{c['architectures'][0]}`"
         assert (layers.value, hidden.value, vocab.value) == (t["num_hidden_layers"], t["hidden_size"], t["vocab_size"])
         nq = t["num_attention_heads"]
@@ -262,11 +261,7 @@ def test_moe_rule_of_thumb_against_the_shipped_configs():
 
 
 def test_leaves_and_cards_only_name_facts_of_this_section():
-    texts = [leaf.text for leaf in la.LEAVES] + [card.answer for card in la.CARDS]
-    for text in texts:
-        assert "py:" not in text
-        assert len(re.findall(r"\{\{", text)) == len(FACT_REF.findall(text))
-        assert all(name.startswith("llm_architecture.") for name in FACT_REF.findall(text))
+    assert_leaves_and_cards_name_only_own_facts(la)
 
 
 def test_map_and_cards_quote_the_chapters_rounded_qwen3_numbers():
@@ -294,10 +289,8 @@ def test_page_prose_fixes():
 # -- checks added by the teaching pass ------------------------------------------------------------------------------
 def test_kv_bytes_per_token_of_llama():
     """2 (K and V) x L x H_kv x d x b, from the config: 2 x 32 x 8 x (4096 / 32) x 2 bytes (BF16)."""
-    head_dim = LLAMA["hidden_size"] // LLAMA["num_attention_heads"]
-    per_token = 2 * LLAMA["num_hidden_layers"] * LLAMA["num_key_value_heads"] * head_dim * 2
     assert (la.llama_8b_layers().value, la.llama_8b_kv_heads().value, la.llama_8b_head_dim().value) == (32, 8, 128)
-    assert la.llama_8b_kv_bytes_per_token().value == la.llama_8b_kv_per_token().value == per_token == 131_072
+    assert la.llama_8b_kv_bytes_per_token().value == la.llama_8b_kv_per_token().value == LLAMA_KV_BYTES_PER_TOKEN == 131_072
     assert str(la.llama_8b_kv_bytes_per_token()) == "131,072" and str(la.llama_8b_kv_per_token()) == "131 kB"
     # without GQA (one K/V head per query head) the cache would be G = 32 / 8 times larger
     assert la.llama_8b_gqa_group().value * la.llama_8b_kv_heads().value == LLAMA["num_attention_heads"]

@@ -10,11 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _llm_configs import CONFIGS, COUNTS, GEMMA3_TEXT_DEFAULTS, LLAMA, LLAMA_PUBLISHED_PARAMS, QWEN3, QWEN3_MOE, TOKENIZER
+from _llm_configs import CONFIGS, COUNTS, LLAMA, LLAMA_KV_BYTES_PER_TOKEN, LLAMA_PUBLISHED_PARAMS, QWEN3, QWEN3_MOE, TOKENIZER
+from _llm_configs import assert_leaves_and_cards_name_only_own_facts, language_model
 from _oracles import require
 
 from chapter2 import pages
-from chapter2.pages import FACT_REF
 from chapter2.pages import llm_architecture as la
 from chapter2.pages import llm_inference as li
 
@@ -88,8 +88,7 @@ def test_context_windows_and_the_budget_verdict():
 
 # -- prefill and decode: the KV cache in use ---------------------------------------------------------------------
 def test_llama_kv_cache_at_full_context_and_the_weights_it_outgrows():
-    head_dim = LLAMA["hidden_size"] // LLAMA["num_attention_heads"]
-    per_token = 2 * LLAMA["num_hidden_layers"] * LLAMA["num_key_value_heads"] * head_dim * 2  # K and V, BF16
+    per_token = LLAMA_KV_BYTES_PER_TOKEN  # K and V, BF16, worked out from the config in tests/_llm_configs.py
     assert li.llama_8b_kv_per_token().value == per_token == la.llama_8b_kv_bytes_per_token().value  # both pages agree
     full = per_token * LLAMA["max_position_embeddings"]
     assert li.llama_8b_kv_full_context().value == full
@@ -120,7 +119,7 @@ def test_kv_cache_per_layer_kind_at_long_context():
     """Each layer keeps min(context, window) tokens; worked out here from the JSON files (BF16, 2 bytes)."""
     n = 131_072
     assert li.long_context_tokens().value == n
-    gpt, gemma = CONFIGS["gpt-oss-120b"], {**GEMMA3_TEXT_DEFAULTS, **CONFIGS["gemma-3-27b-it"]["text_config"]}
+    gpt, gemma = CONFIGS["gpt-oss-120b"], language_model(CONFIGS["gemma-3-27b-it"])
     scout, ds = CONFIGS["Llama-4-Scout-17B-16E"]["text_config"], CONFIGS["DeepSeek-V3"]
     gpt_layer = 2 * gpt["num_key_value_heads"] * gpt["head_dim"] * 2
     windows = [gpt["sliding_window"] if t == "sliding_attention" else n for t in gpt["layer_types"]]
@@ -207,11 +206,7 @@ def test_sampling_prose_numbers():
 
 # -- map and cards ---------------------------------------------------------------------------------------------------
 def test_leaves_and_cards_only_name_facts_of_this_section():
-    texts = [leaf.text for leaf in li.LEAVES] + [card.answer for card in li.CARDS]
-    for text in texts:
-        assert "py:" not in text
-        assert len(re.findall(r"\{\{", text)) == len(FACT_REF.findall(text))
-        assert all(name.startswith("llm_inference.") for name in FACT_REF.findall(text))
+    assert_leaves_and_cards_name_only_own_facts(li)
 
 
 def test_context_leaf_and_card_state_the_common_convention():

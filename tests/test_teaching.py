@@ -8,68 +8,26 @@ built pages.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from _teaching import DISPLAY_MATH, FACT, INLINE_MATH, ROOT, letters
+from _teaching import blocks as _blocks
+from _teaching import chapter_letters as _chapter_letters
+from _teaching import collapsed_lines as _collapsed_lines
+from _teaching import math as _math
+from _teaching import section as _section
+from _teaching import sentences as _sentences
+from _teaching import text as _text
 
 from chapter2 import pages
 from chapter2.pages import chapter_map, fact_refs, notation
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
 MY_PAGES = ("neural-networks.md", "image-generation.md", "bottlenecks.md", "attention.md")
 
-FACT = re.compile(r"\{\{\s*fact:\s*[\w.]+\s*\}\}")
-INLINE_MATH = re.compile(r"\\\((.+?)\\\)", re.S)
-DISPLAY_MATH = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)
 
-
-def _text(page: str) -> str:
-    return (DOCS / page).read_text()
-
-
-def _blocks(page: str) -> list[str]:
-    """The page's top-level Markdown blocks (separated by blank lines), title excluded."""
-    body = _text(page).split("\n", 1)[1]
-    return [b.strip("\n") for b in re.split(r"\n\s*\n", body) if b.strip()]
-
-
-def _sentences(paragraph: str) -> list[str]:
-    plain = FACT.sub("N", INLINE_MATH.sub("x", re.sub(r"\]\([^)]*\)", "]", paragraph)))
-    plain = re.sub(r"\*\*Why this matters\.\*\*", "", plain)
-    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(plain.split())) if s.strip()]
-
-
-def _section(page: str, heading: str) -> str:
-    text = _text(page)
-    start = text.index(f"\n## {heading}\n")
-    nxt = text.find("\n## ", start + 1)
-    return text[start:] if nxt < 0 else text[start:nxt]
-
-
-def _collapsed_lines(page: str) -> set[int]:
-    """Line numbers inside collapsible blocks: `??? note` blocks (their indented body) and <details> ... </details>."""
-    lines = _text(page).split("\n")
-    inside, in_admonition, in_details = set(), False, False
-    for i, line in enumerate(lines):
-        if in_details:
-            inside.add(i)
-            in_details = not line.startswith("</details>")
-            continue
-        if line.startswith("<details"):
-            in_details = True
-            inside.add(i)
-            continue
-        if line.startswith("??? "):
-            in_admonition = True
-            inside.add(i)
-            continue
-        if in_admonition:
-            if line.strip() and not line.startswith("    "):
-                in_admonition = False
-            else:
-                inside.add(i)
-    return inside
+def _letters(tex: str) -> set[str]:
+    """The symbols of a TeX fragment, a bold letter apart from the plain one (tests/_teaching.py)."""
+    return letters(tex, bold_apart=True)
 
 
 # ------------------------------------------------------------------ why first, things to remember last
@@ -132,30 +90,13 @@ def test_no_symbol_has_two_meanings():
     assert seen["P"] == "parameters (a count)" and seen["A"].startswith("attention weights")
 
 
-def _math(page: str) -> list[str]:
-    text = FACT.sub("1", _text(page))
-    return INLINE_MATH.findall(text) + DISPLAY_MATH.findall(text)
-
-
-def _letters(tex: str) -> set[str]:
-    """The single-letter symbols of a TeX fragment: words in \\text{...} and commands left out."""
-    tex = re.sub(r"\\(text|operatorname|mathrm)\{[^{}]*\}(_\{[^{}]*\}|_\w)?", " ", tex)  # names, with their subscripts
-    tex = re.sub(r"\\mathbf\{(\w)\}", r"BOLD\1", tex)
-    tex = re.sub(r"\\[A-Za-z]+", " ", tex)
-    return {m for m in re.findall(r"(?<![A-Za-z])(BOLD[A-Z]|[A-Za-z])(?![A-Za-z])", tex)}
-
-
 ALLOWED_EXTRA = {"e"}  # Euler's number in exp and e^{-x}
 
 
 @pytest.mark.parametrize("page", MY_PAGES)
 def test_pages_use_only_the_chapters_symbols(page):
-    letters = set()
-    for row in notation.SYMBOLS:
-        for symbol in notation.symbols(row.tex):
-            letters |= _letters(symbol)
     used = set().union(*(_letters(m) for m in _math(page)))
-    unknown = used - letters - ALLOWED_EXTRA
+    unknown = used - _chapter_letters(bold_apart=True) - ALLOWED_EXTRA
     assert not unknown, f"{page} uses symbols the notation table does not define: {sorted(unknown)}"
 
 

@@ -8,19 +8,21 @@ Structural tests on the Markdown sources and the page layer. The reading length 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from _teaching import DISPLAY_MATH, FACT, INLINE_MATH, ROOT
+from _teaching import blocks as _blocks
+from _teaching import chapter_letters as _chapter_letters
+from _teaching import collapsed_lines as _collapsed_lines
+from _teaching import letters as _letters
+from _teaching import math as _math
+from _teaching import section as _section
+from _teaching import sentences as _sentences
+from _teaching import text as _text
 
-from chapter2.pages import chapter_map, fact_refs, notation
+from chapter2.pages import chapter_map, fact_refs
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
 PAGES = ("llm-architecture.md", "llm-inference.md")
-
-FACT = re.compile(r"\{\{\s*fact:\s*[\w.]+\s*\}\}")
-INLINE_MATH = re.compile(r"\\\((.+?)\\\)", re.S)
-DISPLAY_MATH = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)
 
 # Letters 2.2 uses in its equations beyond the chapter's notation table (chapter2.pages.notation), each with its
 # one meaning on these pages. Reported for the table; none of them has another meaning in the chapter.
@@ -32,55 +34,6 @@ LOCAL_LETTERS = {
 # k is the notation table's matmul inner width, local to section 2.1; on these pages it is a mixture of experts'
 # experts per token (top-k sampling is written `top_k`). Reported for the table.
 EXPERTS_PER_TOKEN = "k"
-
-
-def _text(page: str) -> str:
-    return (DOCS / page).read_text()
-
-
-def _blocks(page: str) -> list[str]:
-    """The page's top-level Markdown blocks (separated by blank lines), title excluded."""
-    body = _text(page).split("\n", 1)[1]
-    return [b.strip("\n") for b in re.split(r"\n\s*\n", body) if b.strip()]
-
-
-def _sentences(paragraph: str) -> list[str]:
-    plain = FACT.sub("N", INLINE_MATH.sub("x", re.sub(r"\]\([^)]*\)", "]", paragraph)))
-    plain = re.sub(r"\*\*Why this matters\.\*\*", "", plain)
-    plain = re.sub(r"\b(\d)\.(\d)", r"\1_\2", plain)  # "Llama 3.1" is not two sentences
-    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(plain.split())) if s.strip()]
-
-
-def _section(page: str, heading: str) -> str:
-    text = _text(page)
-    start = text.index(f"\n## {heading}\n")
-    nxt = text.find("\n## ", start + 1)
-    return text[start:] if nxt < 0 else text[start:nxt]
-
-
-def _collapsed_lines(page: str) -> set[int]:
-    """Line numbers inside collapsible blocks: `??? note` blocks (their indented body) and <details> ... </details>."""
-    lines = _text(page).split("\n")
-    inside, in_admonition, in_details = set(), False, False
-    for i, line in enumerate(lines):
-        if in_details:
-            inside.add(i)
-            in_details = not line.startswith("</details>")
-            continue
-        if line.startswith("<details"):
-            in_details = True
-            inside.add(i)
-            continue
-        if line.startswith("??? "):
-            in_admonition = True
-            inside.add(i)
-            continue
-        if in_admonition:
-            if line.strip() and not line.startswith("    "):
-                in_admonition = False
-            else:
-                inside.add(i)
-    return inside
 
 
 # ------------------------------------------------------------------ two pages, in order
@@ -124,26 +77,6 @@ def test_page_closes_with_three_to_five_things_to_remember(page):
 
 
 # ------------------------------------------------------------------ one notation
-
-
-def _math(page: str) -> list[str]:
-    text = FACT.sub("1", _text(page))
-    return INLINE_MATH.findall(text) + DISPLAY_MATH.findall(text)
-
-
-def _letters(tex: str) -> set[str]:
-    """The single-letter symbols of a TeX fragment: words in \\text{...} and commands left out."""
-    tex = re.sub(r"\\(text|operatorname|mathrm)\{[^{}]*\}(_\{[^{}]*\}|_\w)?", " ", tex)
-    tex = re.sub(r"\\[A-Za-z]+", " ", tex)
-    return set(re.findall(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", tex))
-
-
-def _chapter_letters() -> set[str]:
-    letters = set()
-    for row in notation.SYMBOLS:
-        for symbol in notation.symbols(row.tex):
-            letters |= _letters(symbol)
-    return letters
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -66,6 +66,8 @@ def _metadata(project_root: Path) -> tuple[str, str, list[tuple[str, bytes]]]:
 
 
 def _write_zip(path: Path, entries: list[tuple[str, bytes]]) -> Path:
+    """Write `entries` (name in the archive, bytes), in their order, into the zip at `path`: the wheel and the
+    browser's archives alike. A fixed timestamp and mode per entry make the same entries the same bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for arc, data in entries:
@@ -99,26 +101,11 @@ def browser_archives(project_root: Path, out_dir: Path) -> dict[str, Path]:
 
 def build_wheel(project_root: Path, out_dir: Path) -> Path:
     """Write chapter2-VERSION-py3-none-any.whl into `out_dir` and return its path."""
-    meta = tomllib.loads((project_root / "pyproject.toml").read_text())["project"]
-    name, version = meta["name"], meta["version"]
+    name, version, dist_info_entries = _metadata(project_root)
     src = project_root / "src" / name
     dist_info = f"{name}-{version}.dist-info"
-    entries: list[tuple[str, bytes]] = []
-    for path in package_files(src):
-        entries.append((f"{name}/{path.relative_to(src).as_posix()}", path.read_bytes()))
-    deps = "".join(f"Requires-Dist: {d}\n" for d in meta.get("dependencies", []))
-    entries.append((f"{dist_info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{deps}".encode()))
-    entries.append((f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: chapter2-site\nRoot-Is-Purelib: true\nTag: py3-none-any\n"))
-    entries.append((f"{dist_info}/top_level.txt", f"{name}\n".encode()))
+    entries = [(f"{name}/{path.relative_to(src).as_posix()}", path.read_bytes()) for path in package_files(src)]
+    entries += dist_info_entries
     record = "".join(f"{arc},{_record_hash(data)},{len(data)}\n" for arc, data in entries) + f"{dist_info}/RECORD,,\n"
     entries.append((f"{dist_info}/RECORD", record.encode()))
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    wheel = out_dir / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for arc, data in entries:
-            info = zipfile.ZipInfo(arc, date_time=FIXED_TIME)
-            info.external_attr = 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, data)
-    return wheel
+    return _write_zip(out_dir / f"{name}-{version}-py3-none-any.whl", entries)

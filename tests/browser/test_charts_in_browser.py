@@ -9,20 +9,17 @@ for the same raw inputs, byte for byte.
 
 from __future__ import annotations
 
-import json
-import re
-from pathlib import Path
-
 import pytest
 
-from chapter2 import calculators, charts
+from _calculators import calculator_pages, chart_digests, computed, cpython_answer, cpython_chart_digests, form_values
+from _calculators import axe_problems, pyodide_answer, rounded, wait_recomputed
+from chapter2 import calculators
 from chapter2.format import sig
 from conftest import local_only_context
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 90_000
 PHONE = {"width": 375, "height": 812}
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
 # the inputs each chart follows, and new values for them: after each group the chart redraws and a marker moves
 MOVES = {
@@ -41,45 +38,14 @@ MOVES = {
 }
 
 
-def _rounded(value):
-    """Floats outside the charts (bars: the tiny model's probabilities) to 12 digits: BLAS or not, same value."""
-    if isinstance(value, float):
-        return float(f"{value:.12g}")
-    if isinstance(value, list | tuple):
-        return [_rounded(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
-    return value
-
-
 def _chart_pages(site_dir) -> dict[str, str]:
     """{calculator: page path} for every calculator with a chart output, from the built pages."""
     with_charts = {name for name, c in calculators.REGISTRY.items() if any(o.kind == "chart" for o in c.outputs)}
-    pages = {}
-    for html in sorted(site_dir.rglob("index.html")):
-        for name in re.findall(r'data-calculator="([\w-]+)"', html.read_text()):
-            if name in with_charts:
-                pages.setdefault(name, html.parent.relative_to(site_dir).as_posix() + "/")
-    return pages
-
-
-def _digests(calc) -> dict:
-    return calc.evaluate("el => Object.fromEntries([...el.querySelectorAll('[data-kind=chart]')].map(dd => "
-                         "[dd.dataset.output, dd.querySelector('figure').dataset.digest]))")
-
-
-def _cpython_digests(name, raw=None) -> dict:
-    out = calculators.compute(name, raw)
-    return {o.key: charts.digest(out[o.key]) for o in calculators.get(name).outputs if o.kind == "chart"}
-
-
-def _raw(calc) -> dict:
-    return calc.evaluate("el => Object.fromEntries([...el.querySelector('form').elements].filter(e => e.name)"
-                         ".map(e => [e.name, e.value]))")
+    return calculator_pages(site_dir, with_charts)
 
 
 def _set(page, calc, field, value):
-    before = int(calc.get_attribute("data-computed") or 0)
+    before = computed(calc)
     control = calc.locator(f'[name="{field}"]')
     if control.evaluate("el => el.tagName") == "SELECT":
         control.select_option(value)
@@ -87,14 +53,7 @@ def _set(page, calc, field, value):
         control.evaluate("(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }", value)
     else:
         control.fill(value)
-    _wait(page, calc, before)
-
-
-def _wait(page, calc, before):
-    name = calc.get_attribute("data-calculator")
-    page.wait_for_function(
-        "([n, b]) => { const el = document.querySelector(`[data-calculator=${n}]`);"
-        " return !el.hasAttribute('aria-busy') && (+el.dataset.computed || 0) > b; }", arg=[name, before], timeout=WAIT_MS)
+    wait_recomputed(page, calc.get_attribute("data-calculator"), before, WAIT_MS)
 
 
 def test_every_chart_calculator_is_on_a_page(site_dir):
@@ -110,7 +69,7 @@ def test_charts_are_in_the_page_without_javascript(browser, site_url, site_dir):
         for name, path in sorted(_chart_pages(site_dir).items()):
             page.goto(site_url + path)
             calc = page.locator(f'[data-calculator="{name}"]')
-            assert _digests(calc) == _cpython_digests(name), f"{name}: build-time charts"
+            assert chart_digests(calc) == cpython_chart_digests(name), f"{name}: build-time charts"
             for svg in calc.locator("svg.c2-chart__svg").all():
                 box = svg.bounding_box()
                 assert box and box["width"] > 250 and box["height"] > 100, f"{name}: chart not drawn ({box})"
@@ -130,18 +89,16 @@ def test_charts_redraw_on_input_and_match_cpython(watched, site_dir):
         calc.scroll_into_view_if_needed()
         for move in MOVES[name]:
             markers = calc.evaluate("el => [...el.querySelectorAll('.c2-chart__pt')].map(c => c.getAttribute('cx') + ',' + c.getAttribute('cy'))")
-            built = _digests(calc)
+            built = chart_digests(calc)
             for field, value in move.items():
                 _set(page, calc, field, value)
-            raw = _raw(calc)
+            raw = form_values(calc)
             assert {k: raw[k] for k in move} == move
-            assert _digests(calc) == _cpython_digests(name, raw), f"{name}: after {move}"
-            assert _digests(calc) != built, f"{name}: {move} did not redraw"
+            assert chart_digests(calc) == cpython_chart_digests(name, raw), f"{name}: after {move}"
+            assert chart_digests(calc) != built, f"{name}: {move} did not redraw"
             moved = calc.evaluate("el => [...el.querySelectorAll('.c2-chart__pt')].map(c => c.getAttribute('cx') + ',' + c.getAttribute('cy'))")
             assert moved and moved != markers, f"{name}: the marker did not move after {move}"
-            pyodide = page.evaluate("([n, r]) => window.chapter2.calc(n, r)", [name, raw])
-            assert _rounded(pyodide) == _rounded(json.loads(calculators.compute_json(name, json.dumps(raw)))), \
-                f"{name}: Pyodide vs CPython"
+            assert rounded(pyodide_answer(page, name, raw)) == rounded(cpython_answer(name, raw)), f"{name}: Pyodide vs CPython"
         # redraw time: one more change, timed in the page from the input event to the painted result
         field = next(iter(MOVES[name][0]))
         ms = calc.evaluate("""async (el, [f, v]) => {
@@ -162,14 +119,14 @@ def test_measure_this_device_runs_on_request_and_lands_on_the_roofline(watched, 
     page.wait_for_load_state("networkidle")
     calc = page.locator('[data-calculator="device_roofline"]')
     assert page.evaluate("() => window.chapter2.state") == "idle"  # nothing measured (nor loaded) on page load
-    assert _raw(calc)["matmul_gflops"] == "0" and calc.locator(".c2-chart__pt").count() == 0
-    before = int(calc.get_attribute("data-computed") or 0)
+    assert form_values(calc)["matmul_gflops"] == "0" and calc.locator(".c2-chart__pt").count() == 0
+    before = computed(calc)
     calc.get_by_role("button", name="Measure this device").click()
-    _wait(page, calc, before)
-    raw = _raw(calc)
+    wait_recomputed(page, "device_roofline", before, WAIT_MS)
+    raw = form_values(calc)
     rate, bandwidth = float(raw["matmul_gflops"]), float(raw["copy_gb_s"])
     assert rate > 0 and bandwidth > 0
-    assert _digests(calc) == _cpython_digests("device_roofline", raw)
+    assert chart_digests(calc) == cpython_chart_digests("device_roofline", raw)
     assert calc.locator(".c2-chart__pt").count() == 1
     legend = calc.locator(".c2-chart__legend").inner_text()
     assert f"its ops:byte {sig(rate / bandwidth, 3)}" in legend  # ratio = rate / bandwidth
@@ -214,9 +171,6 @@ def test_axe_finds_no_serious_issue_in_the_calculators_with_charts(browser, site
             page.goto(site_url + path)
             page.wait_for_load_state("networkidle")
             page.wait_for_timeout(150)
-            page.add_script_tag(path=str(AXE))
             # the calculators with charts (the whole page is audited by tests/browser/test_reading.py)
-            result = page.evaluate("() => axe.run('.c2-calc', {resultTypes: ['violations']})")
-            problems += [f"{path}: {v['id']} ({v['impact']}) {[n['target'][0] for n in v['nodes'][:3]]}: {v['help']}"
-                         for v in result["violations"] if v["impact"] in ("serious", "critical")]
+            problems += axe_problems(page, ".c2-calc", path)
     assert not problems, "\n".join(problems)

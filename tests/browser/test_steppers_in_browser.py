@@ -9,45 +9,22 @@ fit a phone's 375 px and axe finds no serious issue in them. Prints the median r
 
 from __future__ import annotations
 
-import json
-import re
 import statistics
-from pathlib import Path
-
 import pytest
 
-from chapter2 import calculators, charts
+from _calculators import calculator_pages, chart_digests, computed, cpython_answer, cpython_chart_digests, form_values
+from _calculators import axe_problems, pyodide_answer, rounded, wait_recomputed
+from chapter2 import calculators
 from conftest import local_only_context
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 120_000
 PHONE = {"width": 375, "height": 812}
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 STEPPERS = {"prefill_decode": "n_steps", "flash_stepper": "tiles", "request_timeline": "token"}  # calculator: its step
 
 
 def _pages(site_dir) -> dict[str, str]:
-    pages = {}
-    for html in sorted(site_dir.rglob("index.html")):
-        for name in re.findall(r'data-calculator="([\w-]+)"', html.read_text()):
-            if name in STEPPERS:
-                pages.setdefault(name, html.parent.relative_to(site_dir).as_posix() + "/")
-    return pages
-
-
-def _digests(calc) -> dict:
-    return calc.evaluate("el => Object.fromEntries([...el.querySelectorAll('[data-kind=chart]')].map(dd => "
-                         "[dd.dataset.output, dd.querySelector('figure').dataset.digest]))")
-
-
-def _cpython(name, raw=None) -> dict:
-    out = calculators.compute(name, raw)
-    return {o.key: charts.digest(out[o.key]) for o in calculators.get(name).outputs if o.kind == "chart"}
-
-
-def _raw(calc) -> dict:
-    return calc.evaluate("el => Object.fromEntries([...el.querySelector('form').elements].filter(e => e.name)"
-                         ".map(e => [e.name, e.value]))")
+    return calculator_pages(site_dir, STEPPERS)
 
 
 def _texts(calc) -> dict:
@@ -55,34 +32,17 @@ def _texts(calc) -> dict:
                          ".filter(dd => !dd.dataset.kind).map(dd => [dd.dataset.output, dd.textContent]))")
 
 
-def _computed(calc) -> int:
-    return int(calc.get_attribute("data-computed") or 0)
-
-
 def _wait(page, name, before):
-    page.wait_for_function(
-        "([n, b]) => { const el = document.querySelector(`[data-calculator=${n}]`);"
-        " return !el.hasAttribute('aria-busy') && (+el.dataset.computed || 0) > b; }", arg=[name, before], timeout=WAIT_MS)
-
-
-def _rounded(value):
-    """Pyodide's JSON against CPython's: floats (the top-5 probabilities) to 12 digits, BLAS or not."""
-    if isinstance(value, float):
-        return float(f"{value:.12g}")
-    if isinstance(value, list | tuple):
-        return [_rounded(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
-    return value
+    wait_recomputed(page, name, before, WAIT_MS)
 
 
 def _matches_cpython(page, name, calc, what):
-    raw = _raw(calc)
-    assert _digests(calc) == _cpython(name, raw), f"{name}: {what}: the drawing is not CPython's"
-    want = json.loads(calculators.compute_json(name, json.dumps(raw)))
+    raw = form_values(calc)
+    assert chart_digests(calc) == cpython_chart_digests(name, raw), f"{name}: {what}: the drawing is not CPython's"
+    want = cpython_answer(name, raw)
     assert _texts(calc) == {k: v for k, v in want["outputs"].items() if isinstance(v, str) and not v.startswith("<figure")}
-    got = page.evaluate("([n, r]) => window.chapter2.calc(n, r)", [name, raw])
-    assert _rounded(got) == _rounded(want), f"{name}: {what}: Pyodide's answer is not CPython's"
+    got = pyodide_answer(page, name, raw)
+    assert rounded(got) == rounded(want), f"{name}: {what}: Pyodide's answer is not CPython's"
     return raw
 
 
@@ -97,7 +57,7 @@ def test_the_first_frame_is_in_the_page_without_javascript(browser, site_url, si
         for name, path in sorted(_pages(site_dir).items()):
             page.goto(site_url + path)
             calc = page.locator(f'[data-calculator="{name}"]')
-            assert _digests(calc) == _cpython(name), f"{name}: build-time frame"
+            assert chart_digests(calc) == cpython_chart_digests(name), f"{name}: build-time frame"
             field = STEPPERS[name]
             slider = calc.locator(f'input[type=range][name="{field}"]')
             assert slider.input_value() == str(calculators.get(name).defaults()[field])
@@ -122,20 +82,20 @@ def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
         forward = calc.locator(f'button[data-step="1"][aria-controls="{slider.get_attribute("id")}"]')
         back = calc.locator(f'button[data-step="-1"][aria-controls="{slider.get_attribute("id")}"]')
         start = int(slider.input_value())
-        first = _digests(calc)
+        first = chart_digests(calc)
 
         # Forward, clicked: one step on, a new drawing, Pyodide's equal to CPython's
-        before = _computed(calc)
+        before = computed(calc)
         forward.click()
         _wait(page, name, before)
         assert int(slider.input_value()) == start + 1
         assert calc.locator(f'output[data-field-value="{field}"]').inner_text() == str(start + 1)
         _matches_cpython(page, name, calc, "Forward clicked")
-        assert _digests(calc) != first
+        assert chart_digests(calc) != first
 
         # the slider's own keys: ArrowRight steps on
         slider.focus()
-        before = _computed(calc)
+        before = computed(calc)
         page.keyboard.press("ArrowRight")
         _wait(page, name, before)
         assert int(slider.input_value()) == start + 2
@@ -143,7 +103,7 @@ def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
 
         # Enter on the Back button steps back; the drawing is the one after one step
         back.focus()
-        before = _computed(calc)
+        before = computed(calc)
         page.keyboard.press("Enter")
         _wait(page, name, before)
         assert int(slider.input_value()) == start + 1
@@ -152,7 +112,7 @@ def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
 
         # Home, then Enter on Forward up to 5 times: the warm redraw time of one step, from the key to the paint
         slider.focus()
-        before = _computed(calc)
+        before = computed(calc)
         page.keyboard.press("Home")
         _wait(page, name, before)
         low, high = int(slider.get_attribute("min")), int(slider.get_attribute("max"))
@@ -161,7 +121,7 @@ def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
         forward.focus()
         ms = []
         for _ in range(min(5, high - low)):
-            before = _computed(calc)
+            before = computed(calc)
             t = page.evaluate("() => performance.now()")
             page.keyboard.press("Enter")
             _wait(page, name, before)
@@ -172,17 +132,17 @@ def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
 
         # at the end of the range (End on the slider): Forward is marked disabled and does nothing
         slider.focus()
-        before, at_end = _computed(calc), slider.input_value() == slider.get_attribute("max")
+        before, at_end = computed(calc), slider.input_value() == slider.get_attribute("max")
         page.keyboard.press("End")
         if not at_end:
             _wait(page, name, before)
         assert slider.input_value() == slider.get_attribute("max")
         assert forward.get_attribute("aria-disabled") == "true" and back.get_attribute("aria-disabled") == "false"
-        before = _computed(calc)
+        before = computed(calc)
         forward.focus()  # marked disabled, still focusable: a press does nothing
         page.keyboard.press("Enter")
         page.wait_for_timeout(300)
-        assert _computed(calc) == before and slider.input_value() == slider.get_attribute("max")
+        assert computed(calc) == before and slider.input_value() == slider.get_attribute("max")
         _matches_cpython(page, name, calc, "End")
         watched.assert_clean()
     print("\nstepper redraw, one step, warm (median of 5, ms): " + ", ".join(f"{n} {ms:.0f}" for n, ms in timings.items()))
@@ -196,13 +156,13 @@ def test_a_step_slider_follows_the_field_that_sets_its_top(watched, site_dir):
     assert slider.get_attribute("max") == "256" and slider.get_attribute("data-max-from") == "output_tokens"
     slider.evaluate("el => { el.value = '120'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
     _wait(page, "request_timeline", 0)
-    before = _computed(calc)
+    before = computed(calc)
     calc.locator('[name="output_tokens"]').fill("50")
     _wait(page, "request_timeline", before)
     assert slider.get_attribute("max") == "50" and slider.input_value() == "50"
     assert calc.locator('output[data-field-value="token"]').inner_text() == "50"
     _matches_cpython(page, "request_timeline", calc, "output 50")
-    before = _computed(calc)
+    before = computed(calc)
     calc.locator('[name="output_tokens"]').fill("300")
     _wait(page, "request_timeline", before)
     assert slider.get_attribute("max") == "300" and slider.input_value() == "120"  # the step chosen comes back
@@ -240,8 +200,5 @@ def test_axe_finds_no_serious_issue_in_the_steppers(browser, site_url, site_dir,
         for name, path in sorted(_pages(site_dir).items()):
             page.goto(site_url + path)
             page.wait_for_load_state("networkidle")
-            page.add_script_tag(path=str(AXE))
-            result = page.evaluate("n => axe.run(`[data-calculator=${n}]`, {resultTypes: ['violations']})", name)
-            problems += [f"{name}: {v['id']} ({v['impact']}) {[n['target'][0] for n in v['nodes'][:3]]}: {v['help']}"
-                         for v in result["violations"] if v["impact"] in ("serious", "critical")]
+            problems += axe_problems(page, f"[data-calculator={name}]", name)
     assert not problems, "\n".join(problems)

@@ -1,0 +1,85 @@
+"""Driving a calculator on a built page and comparing it with CPython: where each calculator is, what its form
+holds, the digests of the charts it shows, waiting for its next recompute, its answer from Pyodide and from
+CPython, and an axe-core audit of it. Shared by the browser tests of the live charts and of the steppers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from chapter2 import calculators, charts
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def calculator_pages(site_dir: Path, names) -> dict[str, str]:
+    """{calculator: path of the first built page (in sorted order) that has it}, for the calculators in `names`."""
+    pages = {}
+    for html in sorted(site_dir.rglob("index.html")):
+        for name in re.findall(r'data-calculator="([\w-]+)"', html.read_text()):
+            if name in names:
+                pages.setdefault(name, html.parent.relative_to(site_dir).as_posix() + "/")
+    return pages
+
+
+def chart_digests(calc) -> dict:
+    """{output: digest} of the charts the calculator shows now."""
+    return calc.evaluate("el => Object.fromEntries([...el.querySelectorAll('[data-kind=chart]')].map(dd => "
+                         "[dd.dataset.output, dd.querySelector('figure').dataset.digest]))")
+
+
+def cpython_chart_digests(name: str, raw: dict | None = None) -> dict:
+    """{output: digest} of the charts CPython draws for these raw inputs (the defaults without them)."""
+    out = calculators.compute(name, raw)
+    return {o.key: charts.digest(out[o.key]) for o in calculators.get(name).outputs if o.kind == "chart"}
+
+
+def form_values(calc) -> dict:
+    """{field: value} of the calculator's form, as the page holds them (strings)."""
+    return calc.evaluate("el => Object.fromEntries([...el.querySelector('form').elements].filter(e => e.name)"
+                         ".map(e => [e.name, e.value]))")
+
+
+def computed(calc) -> int:
+    """How many times the calculator has recomputed (its data-computed counter)."""
+    return int(calc.get_attribute("data-computed") or 0)
+
+
+def wait_recomputed(page, name: str, before: int, timeout_ms: int) -> None:
+    """Wait until calculator `name` has recomputed since its counter read `before` and is no longer busy."""
+    page.wait_for_function(
+        "([n, b]) => { const el = document.querySelector(`[data-calculator=${n}]`);"
+        " return !el.hasAttribute('aria-busy') && (+el.dataset.computed || 0) > b; }", arg=[name, before], timeout=timeout_ms)
+
+
+def pyodide_answer(page, name: str, raw: dict):
+    """The page's Pyodide answer (its whole JSON, chart HTML included) for these raw inputs."""
+    return page.evaluate("([n, r]) => window.chapter2.calc(n, r)", [name, raw])
+
+
+def cpython_answer(name: str, raw: dict):
+    """CPython's answer for the same raw inputs, through the same JSON entry point Pyodide calls."""
+    return json.loads(calculators.compute_json(name, json.dumps(raw)))
+
+
+def rounded(value):
+    """Floats (the tiny model's probabilities) to 12 digits, to compare Pyodide's answer with CPython's: BLAS or
+    not, the same value."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, list | tuple):
+        return [rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    return value
+
+
+def axe_problems(page, selector: str, label: str) -> list[str]:
+    """axe-core's serious and critical violations inside `selector` on the loaded page, one line each, headed by
+    `label`. The page's browser context needs bypass_csp, or its Content-Security-Policy blocks the injected script."""
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("s => axe.run(s, {resultTypes: ['violations']})", selector)
+    return [f"{label}: {v['id']} ({v['impact']}) {[n['target'][0] for n in v['nodes'][:3]]}: {v['help']}"
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
