@@ -39,3 +39,18 @@ def test_calculator_defaults_and_snippet_outputs_are_rendered(site_dir):
     assert 'data-snippet="collapse_linear"' in html
     assert "max |stacked - collapsed|" in html
     assert "{{ py:" not in html and "<!-- calculator:" not in html
+
+
+def test_the_search_index_holds_prose_not_listings_tex_or_calculator_numbers(site_dir):
+    """Every page loads the search index: it keeps prose and inline code, and leaves out code listings,
+    snippet outputs, the Mermaid source, TeX and calculator forms (docs/hooks/build_site.py SEARCH_EXCLUDE)."""
+    docs = json.loads((site_dir / "search" / "search_index.json").read_text())["docs"]
+    text = {d["location"]: d["text"] for d in docs}
+    everything = " ".join(text.values())
+    assert "FlashAttention" in everything and "<code>" in everything  # prose, and inline code within it
+    page_text = re.sub(r"<[^>]+>", "", (site_dir / "attention" / "index.html").read_text())
+    assert "def flash_attention(" in page_text, "the page still shows the listing"
+    assert "def flash_attention(" not in everything, "a code listing is in the search index"
+    assert "flowchart LR" not in everything, "the chapter map's Mermaid source is in the search index"
+    assert "\\frac" not in everything and "\\begin{" not in everything, "TeX source is in the search index"
+    assert 'name="x"' not in everything and "c2-calc" not in everything, "a calculator form is in the search index"

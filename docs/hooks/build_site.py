@@ -208,9 +208,10 @@ def on_page_markdown(markdown, page, config, files):
 
 
 # What the search index leaves out (Material skips elements marked data-search-exclude): TeX source,
-# calculator forms and results, and snippet outputs. Every page loads the index, so it is page weight;
-# and readers search prose, not numbers of default inputs.
-SEARCH_EXCLUDE = re.compile(r'<(span|div) class="(arithmatex|c2-calc)"|<pre class="c2-snippet__output"')
+# calculator forms and results, code listings and snippet outputs, and the chapter map's Mermaid source
+# (its text version beside it is indexed). Every page loads the index, so it is page weight; and readers
+# search prose (inline code included), not numbers of default inputs or the lines of a listing.
+SEARCH_EXCLUDE = re.compile(r'<(span|div) class="(arithmatex|c2-calc|highlight)"|<pre class="(c2-snippet__output|mermaid)"')
 
 
 def on_page_content(html, page, config, files):
