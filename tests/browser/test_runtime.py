@@ -42,7 +42,7 @@ def test_what_the_reader_does_before_the_core_runs_is_kept(watched):
     calc.locator('input[name="x"]').fill("-1.25")
     status = calc.locator("[data-calc-status]")
     button = status.get_by_role("button", name="Try again")
-    button.wait_for(timeout=10_000)
+    button.wait_for(timeout=PY_READY_MS)
     assert "could not load" in status.inner_text() and "runtime-core.js" in status.inner_text()
     held_back = page.evaluate("""() => !document.querySelector('[data-calculator=activations] form')
         .dispatchEvent(new SubmitEvent('submit', {bubbles: true, cancelable: true}))""")
