@@ -101,28 +101,55 @@ def _outside_code(markdown: str, fn) -> str:
 
 # ---------------------------------------------------------------- calculators
 def render_calculator(name: str) -> str:
+    """A calculator: its form, its charts and its other results (the defaults, computed now).
+
+    The layout (chapter2.css) needs the charts apart from the other results, so each kind has its
+    own list: `.c2-calc__charts` can sit beside the form while the numbers run below both. Every
+    result is a `.c2-calc__out` group (a <div> holding one <dt> and its <dd>), so a grid can lay
+    the results out as cards. The browser finds outputs by `data-output` (runtime.js), wherever
+    they are in the box.
+    """
     try:
         calc = calculators.get(name)
     except KeyError as err:
         raise DirectiveError(str(err)) from err
     outputs = calculators.compute(name)  # defaults, computed now by the same function the browser calls
     fields = "\n".join(_field_html(name, f) for f in calc.fields) + _action_html(calc.action)
-    rows = "\n".join(_output_html(o, outputs[o.key], name) for o in calc.outputs)
+    charts = [o for o in calc.outputs if o.kind == "chart"]
+    rows = "\n".join(_output_html(o, outputs[o.key], name) for o in calc.outputs if o.kind != "chart")
     e = html.escape
+    chart_list = ("<dl class=\"c2-calc__charts\">\n" + "\n".join(_output_html(o, outputs[o.key], name) for o in charts)
+                  + "\n</dl>\n") if charts else ""
+    results = f'<dl class="c2-calc__outputs" aria-live="polite">\n{rows}\n</dl>\n' if rows else ""
     return f"""
-<div class="c2-calc" data-calculator="{e(name)}" aria-labelledby="c2-calc-{e(name)}-title">
+<div class="c2-calc" data-calculator="{e(name)}" data-layout="{calculator_layout(calc)}" aria-labelledby="c2-calc-{e(name)}-title">
 <p class="c2-calc__title" id="c2-calc-{e(name)}-title">{e(calc.title)}</p>
+<div class="c2-calc__body">
 <form class="c2-calc__form" novalidate>
 {fields}
 </form>
 <p class="c2-calc__message" data-calc-message role="alert" hidden></p>
-<dl class="c2-calc__outputs" aria-live="polite">
-{rows}
-</dl>
+{chart_list}{results}</div>
 <p class="c2-calc__status" data-calc-status>Results for the default inputs, computed when this site was built.
 Change an input to recompute in your browser.</p>
 </div>
 """
+
+
+BESIDE_MAX_FIELDS = 6  # a longer form in the narrow column beside a chart is taller than form and chart stacked
+
+
+def calculator_layout(calc) -> str:
+    """"beside" when the box's charts go in a column beside its form (where the box is wide enough), else "stacked".
+
+    Beside suits a short form (at most BESIDE_MAX_FIELDS fields; measured at 1280 px, a form of 8 or more
+    fields in that narrow column makes the box taller than form and chart stacked) without a stepper,
+    whose Back, slider and Forward need the whole width of the box. chapter2.css reads it as data-layout
+    (the class stays "c2-calc" alone: build_site.py's SEARCH_EXCLUDE matches it exactly).
+    """
+    has_chart = any(o.kind == "chart" for o in calc.outputs)
+    short = len(calc.fields) <= BESIDE_MAX_FIELDS and not any(f.stepper for f in calc.fields)
+    return "beside" if has_chart and short else "stacked"
 
 
 def _field_html(calc: str, field) -> str:
@@ -177,17 +204,19 @@ def _action_html(action) -> str:
 
 
 def _output_html(output, value, calc: str = "") -> str:
+    """One result as a `.c2-calc__out` group: its label (<dt>) and its value (<dd data-output>)."""
     e = html.escape
     if output.kind == "chart":  # the SVG the browser gets from compute_json (charts.render); not in the search index
-        return (f'<dt class="c2-calc__wide">{e(output.label)}</dt><dd data-output="{e(output.key)}" data-kind="chart" '
-                f'class="c2-calc__wide" aria-live="off" data-search-exclude>{calculators.render_chart(calc, output, value)}</dd>')
+        return (f'<div class="c2-calc__out c2-calc__out--chart"><dt>{e(output.label)}</dt>'
+                f'<dd data-output="{e(output.key)}" data-kind="chart" aria-live="off" data-search-exclude>'
+                f'{calculators.render_chart(calc, output, value)}</dd></div>')
     if output.kind == "bars":
-        body = bars_html(value)
-        return f'<dt>{e(output.label)}</dt><dd data-output="{e(output.key)}" data-kind="bars">{body}</dd>'
+        return (f'<div class="c2-calc__out c2-calc__out--wide"><dt>{e(output.label)}</dt>'
+                f'<dd data-output="{e(output.key)}" data-kind="bars">{bars_html(value)}</dd></div>')
     if output.free_text:  # echoed text and step tables: full width, lines kept
-        return (f'<dt class="c2-calc__wide">{e(output.label)}</dt>'
-                f'<dd data-output="{e(output.key)}" data-free-text class="c2-calc__wide">{e(value)}</dd>')
-    return f'<dt>{e(output.label)}</dt><dd data-output="{e(output.key)}">{e(value)}</dd>'
+        return (f'<div class="c2-calc__out c2-calc__out--wide"><dt>{e(output.label)}</dt>'
+                f'<dd data-output="{e(output.key)}" data-free-text>{e(value)}</dd></div>')
+    return f'<div class="c2-calc__out"><dt>{e(output.label)}</dt><dd data-output="{e(output.key)}">{e(value)}</dd></div>'
 
 
 def bar_value_text(v: float) -> str:
