@@ -422,3 +422,21 @@ def test_lanes_draw_blocks_above_the_plot_and_merge_past_the_limit():
         charts.lane("back", [1, 0])
     with pytest.raises(ValueError):
         charts.check(charts.ChartSpec("t", "y", x_log=True), data)  # an edge at 0 on a log axis
+
+
+def test_every_range_field_is_a_slider_with_its_readout():
+    """A range field renders as a slider (with its value shown beside it), with or without step buttons:
+    "move the slider to compare" (2.1) needs a slider, not a text box."""
+    hooks = str(ROOT / "docs" / "hooks")
+    if hooks not in sys.path:
+        sys.path.insert(0, hooks)
+    import directives
+
+    ranges = [(calc.name, f) for calc in _registry.REGISTRY.values() for f in calc.fields if f.kind == "range"]
+    assert {("activations", "x"), ("activations", "beta"), ("llm_sampling", "temperature")} <= {(n, f.name) for n, f in ranges}
+    for name, field in ranges:
+        html = directives.render_calculator(name)
+        fid = f"c2-{name}-{field.name}"
+        assert f'<input id="{fid}" name="{field.name}" type="range"' in html, (name, field.name)
+        assert f'<output for="{fid}" data-field-value="{field.name}">' in html, (name, field.name)
+        assert f'id="{fid}" name="{field.name}" type="text"' not in html, (name, field.name)

@@ -178,14 +178,14 @@ def _field_html(calc: str, field) -> str:
         if field.kind == "range":
             control = (f'<input id="{fid}" name="{e(field.name)}" type="range" value="{field.default}" {" ".join(attrs)}>'
                        f'<output for="{fid}" data-field-value="{e(field.name)}">{field.default}</output>')
-        if field.stepper:  # Back / Forward beside the slider (charts.js); the slider steps with the arrow keys
-            control = (f'<button type="button" class="md-button c2-step" data-step="-1" aria-controls="{fid}">'
-                       f'<span aria-hidden="true">◀ </span>Back</button>{control}'
-                       f'<button type="button" class="md-button c2-step" data-step="1" aria-controls="{fid}">'
-                       f'Forward<span aria-hidden="true"> ▶</span></button>')
-            return (f'<div class="c2-calc__field c2-calc__field--range c2-calc__field--stepper" role="group" '
-                    f'aria-labelledby="{fid}-label"><label id="{fid}-label" for="{fid}">{e(field.label)}</label>'
-                    f'{control}{hint}</div>')
+            if field.stepper:  # Back / Forward beside the slider (charts.js); the slider steps with the arrow keys
+                control = (f'<button type="button" class="md-button c2-step" data-step="-1" aria-controls="{fid}">'
+                           f'<span aria-hidden="true">◀ </span>Back</button>{control}'
+                           f'<button type="button" class="md-button c2-step" data-step="1" aria-controls="{fid}">'
+                           f'Forward<span aria-hidden="true"> ▶</span></button>')
+                return (f'<div class="c2-calc__field c2-calc__field--range c2-calc__field--stepper" role="group" '
+                        f'aria-labelledby="{fid}-label"><label id="{fid}-label" for="{fid}">{e(field.label)}</label>'
+                        f'{control}{hint}</div>')
         else:
             mode = "numeric" if field.integer else "decimal"
             control = (f'<input id="{fid}" name="{e(field.name)}" type="text" inputmode="{mode}" '
