@@ -207,11 +207,19 @@ def on_page_markdown(markdown, page, config, files):
         raise PluginError(str(err)) from err
 
 
-# What the search index leaves out (Material skips elements marked data-search-exclude): TeX source,
-# calculator forms and results, code listings and snippet outputs, and the chapter map's Mermaid source
-# (its text version beside it is indexed). Every page loads the index, so it is page weight; and readers
-# search prose (inline code included), not numbers of default inputs or the lines of a listing.
-SEARCH_EXCLUDE = re.compile(r'<(span|div) class="(arithmatex|c2-calc|highlight)"|<pre class="(c2-snippet__output|mermaid)"')
+# What the search index leaves out: TeX source, calculator forms and results (a calculator's title
+# stays, so a search finds it), code listings, snippets' editors, buttons and outputs, and the chapter
+# map's Mermaid source (its text version beside it is indexed). Every page loads the index, so it is page
+# weight; and readers search prose (inline code included), not numbers of default inputs or the lines of a
+# listing. Material skips an element marked data-search-exclude, but it tells elements apart by tag name
+# only: the first nested element of the same tag that closes ends the skip (a calculator's inner <div>s
+# did). So the mark goes on blocks with no same-tag descendants: a form, a <dl>, a <p>, a <pre>, a
+# <textarea>, a listing's <div class="highlight">, a snippet's button bar, an equation's <span> (its TeX, here:
+# equations.py typesets it later, into a reader's text such as "x/2", which is kept).
+EXCLUDED_CLASSES = ("c2-calc__form", "c2-calc__message", "c2-calc__charts", "c2-calc__outputs", "c2-calc__status",
+                    "c2-snippet__bar", "c2-snippet__install", "c2-snippet__output", "c2-snippet__editor", "highlight", "mermaid")
+SEARCH_EXCLUDE = re.compile(r'<(?:form|dl|p|pre|textarea|div)\b(?=[^>]*\bclass="(?:' + "|".join(EXCLUDED_CLASSES)
+                            + r')")(?![^>]*\bdata-search-exclude)[^>]*|<(span|div) class="arithmatex"')
 
 
 def on_page_content(html, page, config, files):
