@@ -1,0 +1,76 @@
+"""The build's figures are matplotlib SVGs made smaller by `compact_svg`: the same drawing, fewer bytes."""
+
+from __future__ import annotations
+
+import io
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from _oracles import require
+
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def _raw_svg() -> str:
+    """A figure with what the site's figures hold: lines, markers, a log axis (mathtext ticks), a legend,
+    text with spaces, an embedded image; as matplotlib writes it."""
+    require("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from chapter2.host.figures._style import style
+
+    with style():
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(6, 3))
+        x = np.linspace(0.013, 7.77, 50)
+        ax.loglog(x, x**1.37, label="decode, batch 1")
+        ax.plot([1.2345], [2.3456], "o", label="this device")
+        ax.set_xlabel("arithmetic intensity (FLOPs / byte)")
+        ax.legend()
+        ax2.imshow(np.arange(12.0).reshape(3, 4))
+        ax2.set_title("0.125 stays 0.125")
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+        plt.close(fig)
+    return buf.getvalue()
+
+
+def _elements(svg: str) -> list[ET.Element]:
+    return list(ET.fromstring(svg.encode()).iter())
+
+
+def test_compact_svg_draws_the_same_figure_in_fewer_bytes():
+    from chapter2.host.figures import compact_svg
+
+    raw = _raw_svg()
+    small = compact_svg(raw)
+    assert len(small) < 0.85 * len(raw), (len(small), len(raw))
+    assert "<metadata>" not in small and "<!--" not in small and "<!DOCTYPE" not in small
+    before, after = _elements(raw), _elements(small)
+    assert [e.tag for e in before if not e.tag.endswith("metadata") and "purl.org" not in e.tag
+            and "w3.org/1999/02" not in e.tag and "creativecommons" not in e.tag] == [e.tag for e in after]
+    kept = [e for e in before if e.tag in {a.tag for a in after}]
+    assert len(kept) == len(after)
+    for old, new in zip(kept, after, strict=True):
+        assert (old.text or "").strip() == (new.text or "").strip()  # text content, untouched
+        assert old.attrib.keys() == new.attrib.keys()
+        for key, value in old.attrib.items():
+            a, b = NUMBER.findall(value), NUMBER.findall(new.attrib[key])
+            assert len(a) == len(b), (key, value, new.attrib[key])
+            for x, y in zip(a, b, strict=True):
+                assert float(y) == pytest.approx(float(x), abs=0.0051), (key, x, y)
+    assert "0.125 stays 0.125" in small
+
+
+def test_the_site_figures_are_compact():
+    require("matplotlib")
+    from chapter2.host.figures import compact_svg, render_svg
+
+    svg = render_svg("roofline")
+    assert compact_svg(svg) == svg, "render_svg returns the compact form (and compacting is idempotent)"
+    assert not re.search(r'="[^"]*\d\.\d{3,}', svg), "a number with more than two decimals is left in an attribute"
