@@ -186,6 +186,8 @@ def test_sampling_table_against_a_hand_softmax():
 
 def test_sampling_prose_numbers():
     p = _softmax(LOGITS)
+    assert str(li.sampling_logits()) == "2, 1, 0.5, 0.1, -1"  # LOGITS, as the table's first row prints them
+    assert str(li.sampling_logits()).split(", ") == [str(c) for c in li.sampling_table().rows[0][1:]]
     assert li.sampling_token0_prob().value == pytest.approx(p[0])
     assert li.sampling_token0_prob_low_temperature().value == pytest.approx(_softmax(LOGITS, 0.5)[0])
     assert (str(li.sampling_token0_prob()), str(li.sampling_token0_prob_low_temperature())) == ("0.56", "0.83")

@@ -1,5 +1,5 @@
 """Reading the site: every page on a phone, an accessibility audit, weight before and after Python,
-the recall check by keyboard, the notebooks, the chapter map.
+the recall check by keyboard, the notebooks, the chapter map, and how long each section page is to read.
 
 Pages are every HTML page of the built site (so a new section is covered without editing this file).
 Set CHAPTER2_SCREENSHOTS=/some/dir to keep a full-page screenshot of each page at 375 px and of
@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import local_only_context
 
@@ -376,4 +377,57 @@ def test_chapter_map_draws_the_diagram_and_its_text_version(browser, site_url):
         sections = [t for t in links.all_inner_texts() if re.match(r"2\.\d ", t)]
         assert len(sections) >= 4 and links.count() >= 3 * len(sections)
         _shot(page, "chapter_map")
+        assert not context.blocked and not context.errors, (context.blocked, context.errors)
+
+
+# ------------------------------------------------------------------ reading length
+
+SCREEN = {"width": 1280, "height": 900}  # a laptop window; scripts/page_metrics.py measures the same screen
+MAX_SCREENS = 12.5  # the issue's "about 12 screens" a section page reads in, with a little room for layout
+NOT_SECTIONS = {"index.md", "chapter-map.md", "recall.md"}  # home and the summary pages; notebooks are excluded too
+
+
+def _section_pages() -> list[str]:
+    """The site's section pages, in the order of mkdocs.yml's nav: every Markdown page but home, the chapter map,
+    the recall check and the notebooks. A section added to the nav is measured without editing this file."""
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml names Python objects (a superfences formatter); the nav does not need them
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    nav = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)["nav"]
+
+    def files(items):
+        for item in items:
+            value = next(iter(item.values())) if isinstance(item, dict) else item
+            yield from files(value) if isinstance(value, list) else [value]
+
+    return [f for f in files(nav) if f.endswith(".md") and f not in NOT_SECTIONS and not f.startswith("notebooks/")]
+
+
+def test_the_section_list_is_the_chapters_sections():
+    pages = _section_pages()
+    assert {"neural-networks.md", "llm-architecture.md", "llm-inference.md", "image-generation.md",
+            "bottlenecks.md", "attention.md"} <= set(pages)
+    assert not NOT_SECTIONS & set(pages) and not [p for p in pages if "notebook" in p]
+
+
+def test_every_section_page_reads_in_about_twelve_screens(browser, site_url):
+    """At 1280 × 900, a section page is at most MAX_SCREENS screens tall (page height ÷ 900 px), as a reader first
+    sees it: collapsed blocks closed, every figure drawn (lazy images loaded, so the count does not depend on how
+    far ahead the browser fetched), the fonts in place, Python not started (inert worker). Side paths belong in
+    collapsible blocks; the main story stays short enough to read in one sitting."""
+    with _context(browser, site_url, viewport=SCREEN, inert_worker=True) as context:
+        heights = {}
+        for md in _section_pages():
+            page = _open(context, md.removesuffix(".md") + "/")
+            page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })")
+            page.wait_for_function("() => [...document.images].every(i => i.complete)")
+            page.evaluate("() => document.fonts.ready.then(() => true)")
+            heights[md] = page.evaluate("() => document.documentElement.scrollHeight")
+            page.close()
+        screens = {md: h / SCREEN["height"] for md, h in heights.items()}
+        long = {md: round(s, 1) for md, s in screens.items() if s > MAX_SCREENS}
+        assert not long, f"section pages longer than {MAX_SCREENS} screens at 1280 × 900: {long} (all: " \
+                         f"{ {md: round(s, 1) for md, s in screens.items()} })"
         assert not context.blocked and not context.errors, (context.blocked, context.errors)

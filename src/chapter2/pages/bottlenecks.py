@@ -244,19 +244,16 @@ def _milliseconds(seconds: float) -> Num:
     return Num(seconds * 1e3, 3, "ms")
 
 
-def _decode_label(batch: int) -> str:
-    return f"Decode step, batch {batch}, {CONTEXT:,}-token context"
-
-
 @fact
 def llama_8b_phase_table() -> Table:
     """Llama 3.1 8B on one H100 in FP16: prefill of a 4,096-token prompt (logits for the last position only),
     and one decode step at a 4,096-token context for batch 1 and batch 64. FLOPs, bytes (weights + KV cache +
-    activations), intensity, bound and lower-bound time (`roofline`)."""
+    activations), intensity, bound and lower-bound time (`roofline`). The row labels are short: the page states
+    the prompt and the context just above the table."""
     phases = (
-        (f"Prefill, {PROMPT_TOKENS:,}-token prompt (TTFT)", _prefill()),
-        (f"{_decode_label(1)} (TPOT)", _decode()),
-        (_decode_label(BIG_BATCH), _decode(BIG_BATCH)),
+        ("Prefill (TTFT)", _prefill()),
+        ("Decode, batch 1 (TPOT)", _decode()),
+        (f"Decode, batch {BIG_BATCH}", _decode(BIG_BATCH)),
     )
     rows = tuple((Text(name), SI(e.flops, "FLOP"), Bytes(e.bytes), _intensity(e), Text(e.bound), _milliseconds(e.time))
                  for name, e in phases)

@@ -305,6 +305,13 @@ def sampling_table() -> Table:
 
 
 @fact
+def sampling_logits() -> Text:
+    """The five example logits, token 0 to token 4, printed as the sampling table's first row prints them: the
+    worked example states its input in the prose, with the table of every setting in a collapsed block."""
+    return Text(", ".join(str(Num(x)) for x in EXAMPLE_LOGITS))
+
+
+@fact
 def sampling_token0_prob() -> Num:
     """Probability of token 0 (the largest logit) under a plain softmax, T = 1."""
     return Num(float(_probs()[0]), 2)
