@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -125,3 +126,57 @@ def test_every_vendored_file_the_site_ships_is_pinned():
     assert "assets/vendor/katex/katex.min.css" in katex and len(katex) == 21  # the stylesheet and its 20 woff2 fonts
     shipped = {p.resolve().relative_to((ROOT / "node_modules").resolve()).as_posix() for p in [*mermaid.values(), *katex.values()]}
     assert shipped | {hook.equations.RENDERER} == set(hook.pyodide_files.vendor_manifest())
+
+
+def _css_tokens(nodes) -> list:
+    """A stylesheet's tokens, nested blocks flattened; whitespace kept except beside `,` `>` `;` `:` and
+    braces, and at the ends of a component (where it never changes what a rule means)."""
+    out = []
+    for node in nodes:
+        if node.type == "comment":
+            continue
+        if node.type in ("qualified-rule", "at-rule"):
+            out += [("rule", getattr(node, "at_keyword", None)), *_css_tokens(node.prelude), "{",
+                    *_css_tokens(node.content or []), "}"]
+        elif node.type in ("function", "() block", "[] block", "{} block"):
+            inner = node.arguments if node.type == "function" else node.content
+            out += [(node.type, getattr(node, "name", None)), *_css_tokens(inner), "}" if node.type == "{} block" else ")"]
+        else:
+            out.append("ws" if node.type == "whitespace" else (node.type, node.serialize()))
+    out = [tok for i, tok in enumerate(out) if not (tok == "ws" and out[i + 1:i + 2] == ["ws"])]  # (a comment was between)
+    kept = []
+    for i, tok in enumerate(out):
+        near = [out[j] for j in (i - 1, i + 1) if 0 <= j < len(out)]
+        if tok == "ws" and (len(near) < 2 or any(t in (("literal", ","), ("literal", ">"), ("literal", ";"), ("literal", ":"), "{", "}")
+                                                     or (isinstance(t, tuple) and t[0] in ("rule", "{} block")) for t in near)):
+            continue
+        kept.append(tok)
+    # a declaration list's last `;` is optional
+    return [t for i, t in enumerate(kept) if not (t == ("literal", ";") and kept[i + 1:i + 2] == ["}"])]
+
+
+@pytest.mark.parametrize("name", ["chapter2.css", "recall.css"])
+def test_served_stylesheets_are_minified_without_changing_a_rule(name):
+    tinycss2 = pytest.importorskip("tinycss2")
+    hook = _hook()
+    source = (ROOT / "docs" / "assets" / "chapter2" / name).read_text()
+    served = hook.minify_css(source)
+    assert len(served) < 0.9 * len(source) and "/*" not in served
+    assert _css_tokens(tinycss2.parse_stylesheet(served)) == _css_tokens(tinycss2.parse_stylesheet(source))
+    # and the comparison can tell: a descendant combinator lost, or a space inside a value, is another rule
+    selector = re.search(r"(?:^|})([^{}@]*[\w\]] [.#\w\[][^{}]*)\{", served)
+    value = re.search(r":\s?[^;{}]*?\d\w* \d[^;{}]*[;}]", served)
+    for found in (selector, value):
+        assert found, "no example to break"
+        text = found.group(1) if found is selector else found.group(0)
+        broken = served.replace(text, text.replace(" ", "", 1) if found is selector else text.replace(" ", "", 2), 1)
+        assert broken != served
+        assert _css_tokens(tinycss2.parse_stylesheet(broken)) != _css_tokens(tinycss2.parse_stylesheet(source)), text
+
+
+def test_recall_assets_load_only_where_cards_are_drawn(site_dir):
+    recall = (site_dir / "recall" / "index.html").read_text()
+    assert 'href="../assets/chapter2/recall.css"' in recall and 'src="../assets/chapter2/recall.js"' in recall
+    for page in ("index.html", "attention/index.html", "neural-networks/index.html"):
+        assert "recall.js" not in (site_dir / page).read_text() and "recall.css" not in (site_dir / page).read_text()
+    assert "/*" not in (site_dir / "assets" / "chapter2" / "chapter2.css").read_text(), "served stylesheets are minified"

@@ -239,14 +239,22 @@ def on_env(env, config, files):
     return env
 
 
+RECALL_CSS, RECALL_JS = "assets/chapter2/recall.css", "assets/chapter2/recall.js"
+
+
 def on_post_page(output, page, config):
-    """Per-page additions: typeset equations, vendored mermaid where a diagram is drawn, and the Content-Security-Policy."""
+    """Per-page additions: typeset equations, the recall cards' assets and vendored mermaid where they are
+    used, and the Content-Security-Policy."""
     if _state.get("math", True) and 'class="arithmatex"' in output:
         try:
             output = _state["equations"].typeset(output, page.file.src_uri)
         except equations.EquationError as err:
             raise PluginError(str(err)) from err
         output = output.replace("</head>", equations.stylesheet_link(page.url) + "\n</head>", 1)
+    if "data-recall" in output:  # the recall cards' style and script, only where cards are drawn (recall.py)
+        root = "../" * page.url.count("/")
+        output = output.replace("</head>", f'<link rel="stylesheet" href="{root}{RECALL_CSS}">\n</head>', 1)
+        output = output.replace("</body>", f'<script src="{root}{RECALL_JS}"></script>\n</body>', 1)
     if 'class="mermaid"' in output:
         # only on pages that draw a diagram (MERMAID_LOADER)
         src = "../" * page.url.count("/") + MERMAID_LOADER
@@ -254,7 +262,20 @@ def on_post_page(output, page, config):
     return csp.add_policy(output, cdn=_state["mode"] == "cdn")
 
 
+CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+CSS_SPACE = re.compile(r"\s*([{};,>])\s*")
+
+
+def minify_css(css: str) -> str:
+    """Our stylesheets as served: comments dropped, whitespace collapsed, none around { } ; , > (the
+    rules are unchanged; they hold no strings where spacing matters: tests/test_build_hook.py)."""
+    css = " ".join(CSS_COMMENT.sub("", css).split())
+    return CSS_SPACE.sub(r"\1", css).replace(";}", "}").strip() + "\n"
+
+
 def on_post_build(config):
+    for path in (Path(config["site_dir"]) / "assets" / "chapter2").glob("*.css"):
+        path.write_text(minify_css(path.read_text(encoding="utf-8")), encoding="utf-8")
     _state.pop("equations", None)
     tmp = _state.pop("tmp", None)
     if tmp is not None:
