@@ -3,7 +3,7 @@
     .venv/bin/python scripts/page_metrics.py [SITE_DIR]      (default: site/)
 
 A screen is 900 px of page height at a 1280 px wide viewport (collapsed blocks
-count as closed). Prose words are the words of the article outside code,
+count as closed, every figure loaded). Prose words are the words of the article outside code,
 calculators and snippet output; code words are those inside <pre> blocks.
 Uses Debian's Chromium through Playwright, offline.
 """
@@ -46,6 +46,10 @@ def measure(site: Path) -> list[tuple[str, float, int, int]]:
         page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
         for name in ["", *pages]:
             page.goto(base + (name + "/" if name else ""))
+            # every figure drawn (lazy ones too) and the fonts in: the height a reader scrolls through
+            page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })")
+            page.wait_for_function("() => [...document.images].every(i => i.complete)")
+            page.evaluate("() => document.fonts.ready")
             m = page.evaluate(MEASURE)
             rows.append((name or "(home)", m["height"] / 900, m["prose"], m["code"]))
         browser.close()
