@@ -124,7 +124,7 @@ def test_the_site_links_the_wheel_it_serves(site_dir):
     assert with_snippets
     for page in with_snippets:
         text = html.unescape(page.read_text())
-        notes = re.findall(r'<p class="c2-snippet__install">(.*?)</p>', text, re.S)
+        notes = re.findall(r'<p class="c2-snippet__install"[^>]*>(.*?)</p>', text, re.S)
         assert len(notes) == 1, page
         link = re.search(r'href="([^"]+)"', notes[0]).group(1)
         assert (page.parent / link).resolve() == wheels[0].resolve(), (page, link)

@@ -240,21 +240,24 @@ def on_env(env, config, files):
 
 
 RECALL_CSS, RECALL_JS = "assets/chapter2/recall.css", "assets/chapter2/recall.js"
+NOTEBOOKS_CSS = "assets/chapter2/notebooks.css"
 
 
 def on_post_page(output, page, config):
-    """Per-page additions: typeset equations, the recall cards' assets and vendored mermaid where they are
-    used, and the Content-Security-Policy."""
+    """Per-page additions: typeset equations, the recall cards' and notebooks' assets and vendored mermaid
+    where they are used, and the Content-Security-Policy."""
     if _state.get("math", True) and 'class="arithmatex"' in output:
         try:
             output = _state["equations"].typeset(output, page.file.src_uri)
         except equations.EquationError as err:
             raise PluginError(str(err)) from err
         output = output.replace("</head>", equations.stylesheet_link(page.url) + "\n</head>", 1)
+    root = "../" * page.url.count("/")
     if "data-recall" in output:  # the recall cards' style and script, only where cards are drawn (recall.py)
-        root = "../" * page.url.count("/")
         output = output.replace("</head>", f'<link rel="stylesheet" href="{root}{RECALL_CSS}">\n</head>', 1)
         output = output.replace("</body>", f'<script src="{root}{RECALL_JS}"></script>\n</body>', 1)
+    if 'class="jupyter-wrapper"' in output:  # notebook pages: code colours, wide outputs (notebooks.css)
+        output = output.replace("</head>", f'<link rel="stylesheet" href="{root}{NOTEBOOKS_CSS}">\n</head>', 1)
     if 'class="mermaid"' in output:
         # only on pages that draw a diagram (MERMAID_LOADER)
         src = "../" * page.url.count("/") + MERMAID_LOADER
