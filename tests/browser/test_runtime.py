@@ -32,29 +32,38 @@ def test_pages_carry_only_the_loader_until_used(watched, path):
     watched.assert_clean()
 
 
-def test_what_the_reader_does_before_the_core_runs_is_kept(watched):
-    """An input made while the core cannot load is not lost: the reader is told, the page does not
-    navigate away on a form submit, and after "Try again" the calculator computes that input."""
-    core = "**/assets/chapter2/runtime-core.js"
-    watched.page.route(core, lambda route: route.abort("internetdisconnected"))
+def _blocked_then_try_again(watched, blocked: str, reason: str, x: str, while_blocked):
+    """Block `blocked`, set the activations calculator's x, wait for the status line's "Try again";
+    `while_blocked(page, status_text)` checks that moment; then unblock, press the button, and the
+    calculator must show CPython's values for that x."""
+    watched.page.route(blocked, lambda route: route.abort(reason))
     page = watched.goto("neural-networks/")
     calc = page.locator('[data-calculator="activations"]')
-    calc.locator('input[name="x"]').fill("-1.3")
+    calc.locator('input[name="x"]').fill(x)
     status = calc.locator("[data-calc-status]")
     button = status.get_by_role("button", name="Try again")
     button.wait_for(timeout=PY_READY_MS)
-    assert "could not load" in status.inner_text() and "runtime-core.js" in status.inner_text()
-    held_back = page.evaluate("""() => !document.querySelector('[data-calculator=activations] form')
-        .dispatchEvent(new SubmitEvent('submit', {bubbles: true, cancelable: true}))""")
-    assert held_back, "a submit before the core runs would reload the page"
-    assert page.evaluate("() => window.chapter2.state") == "idle"
-    assert not [u for u in watched.requests if "pyodide" in u]
-    watched.page.unroute(core)
+    while_blocked(page, status.inner_text())
+    watched.page.unroute(blocked)
     button.click()
     page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=PY_READY_MS)
     _settle(page, "activations")
-    assert _outputs(calc) == _compute("activations", {"x": "-1.3", "beta": "1"})
+    assert _outputs(calc) == _compute("activations", {"x": x, "beta": "1"})
     assert not watched.page_errors
+
+
+def test_what_the_reader_does_before_the_core_runs_is_kept(watched):
+    """An input made while the core cannot load is not lost: the reader is told, the page does not
+    navigate away on a form submit, and after "Try again" the calculator computes that input."""
+    def while_blocked(page, text):
+        assert "could not load" in text and "runtime-core.js" in text, text
+        held_back = page.evaluate("""() => !document.querySelector('[data-calculator=activations] form')
+            .dispatchEvent(new SubmitEvent('submit', {bubbles: true, cancelable: true}))""")
+        assert held_back, "a submit before the core runs would reload the page"
+        assert page.evaluate("() => window.chapter2.state") == "idle"
+        assert not [u for u in watched.requests if "pyodide" in u]
+
+    _blocked_then_try_again(watched, "**/assets/chapter2/runtime-core.js", "internetdisconnected", "-1.3", while_blocked)
 
 
 def test_run_returns_cpython_values(watched):
@@ -248,23 +257,11 @@ def test_a_long_snippet_never_delays_a_calculator(watched):
 
 
 def test_a_blocked_download_says_so_and_try_again_works(watched):
-    blocked = "**/pyodide/pyodide.asm.wasm"
-    watched.page.route(blocked, lambda route: route.abort("blockedbyclient"))
-    page = watched.goto("neural-networks/")
-    calc = page.locator('[data-calculator="activations"]')
-    calc.locator('input[name="x"]').fill("1.5")
-    status = calc.locator("[data-calc-status]")
-    button = status.get_by_role("button", name="Try again")
-    button.wait_for(timeout=PY_READY_MS)
-    text = status.inner_text()
-    assert "could not download" in text and "pyodide.asm.wasm" in text and "offline, or blocked" in text, text
-    assert page.evaluate("() => window.chapter2.lanes.calc.state") == "failed"
-    watched.page.unroute(blocked)
-    button.click()
-    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=PY_READY_MS)
-    _settle(page, "activations")
-    assert _outputs(calc) == _compute("activations", {"x": "1.5", "beta": "1"})
-    assert not watched.page_errors
+    def while_blocked(page, text):
+        assert "could not download" in text and "pyodide.asm.wasm" in text and "offline, or blocked" in text, text
+        assert page.evaluate("() => window.chapter2.lanes.calc.state") == "failed"
+
+    _blocked_then_try_again(watched, "**/pyodide/pyodide.asm.wasm", "blockedbyclient", "1.5", while_blocked)
 
 
 def test_runaway_snippet_shows_what_happened_and_the_next_run_works(watched):
