@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from chapter2 import calculators, charts
+from conftest import local_only_context
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -83,3 +84,19 @@ def axe_problems(page, selector: str, label: str) -> list[str]:
     result = page.evaluate("s => axe.run(s, {resultTypes: ['violations']})", selector)
     return [f"{label}: {v['id']} ({v['impact']}) {[n['target'][0] for n in v['nodes'][:3]]}: {v['help']}"
             for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
+def axe_audit(browser, site_url: str, scheme: str, targets) -> list[str]:
+    """axe_problems for each (path, selector, label) of `targets`, each page loaded afresh at 1280 × 900 in the
+    colour `scheme`, in one context that bypasses the CSP (for axe's script) and reaches only 127.0.0.1."""
+    problems = []
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}, color_scheme=scheme,
+                            bypass_csp=True) as context:
+        page = context.new_page()
+        for path, selector, label in targets:
+            page.goto(site_url + path)
+            page.wait_for_load_state("networkidle")
+            page.wait_for_timeout(150)  # a11y.js marks scrollable boxes just after layout
+            problems += axe_problems(page, selector, label)
+        assert not context.blocked, context.blocked
+    return problems

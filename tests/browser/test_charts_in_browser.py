@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from _calculators import calculator_pages, chart_digests, computed, cpython_answer, cpython_chart_digests, form_values
-from _calculators import axe_problems, pyodide_answer, rounded, wait_recomputed
+from _calculators import axe_audit, pyodide_answer, rounded, wait_recomputed
 from chapter2 import calculators
 from chapter2.format import sig
 from conftest import local_only_context
@@ -163,14 +163,7 @@ def test_charts_fit_a_phone_and_follow_the_colour_scheme(browser, site_url, site
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_finds_no_serious_issue_in_the_calculators_with_charts(browser, site_url, site_dir, scheme):
-    problems = []
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}, color_scheme=scheme,
-                            bypass_csp=True) as context:
-        page = context.new_page()
-        for path in sorted(set(_chart_pages(site_dir).values())):
-            page.goto(site_url + path)
-            page.wait_for_load_state("networkidle")
-            page.wait_for_timeout(150)
-            # the calculators with charts (the whole page is audited by tests/browser/test_reading.py)
-            problems += axe_problems(page, ".c2-calc", path)
+    # the calculators with charts (the whole page is audited by tests/browser/test_reading.py)
+    pages = sorted(set(_chart_pages(site_dir).values()))
+    problems = axe_audit(browser, site_url, scheme, [(path, ".c2-calc", path) for path in pages])
     assert not problems, "\n".join(problems)

@@ -13,7 +13,7 @@ import statistics
 import pytest
 
 from _calculators import calculator_pages, chart_digests, computed, cpython_answer, cpython_chart_digests, form_values
-from _calculators import axe_problems, pyodide_answer, rounded, wait_recomputed
+from _calculators import axe_audit, pyodide_answer, rounded, wait_recomputed
 from chapter2 import calculators
 from conftest import local_only_context
 
@@ -193,12 +193,6 @@ def test_steppers_fit_a_phone(browser, site_url, site_dir, scheme):
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_finds_no_serious_issue_in_the_steppers(browser, site_url, site_dir, scheme):
-    problems = []
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}, color_scheme=scheme,
-                            bypass_csp=True) as context:
-        page = context.new_page()
-        for name, path in sorted(_pages(site_dir).items()):
-            page.goto(site_url + path)
-            page.wait_for_load_state("networkidle")
-            problems += axe_problems(page, f"[data-calculator={name}]", name)
+    targets = [(path, f"[data-calculator={name}]", name) for name, path in sorted(_pages(site_dir).items())]
+    problems = axe_audit(browser, site_url, scheme, targets)
     assert not problems, "\n".join(problems)
