@@ -51,3 +51,10 @@ def test_show_refuses_bare_floats():
     with pytest.raises(TypeError, match="Num, Int, Pct"):
         fmt.show(0.1)
     assert fmt.show("words") == "words" and fmt.show(fmt.Int(3)) == "3"
+
+
+def test_counted_says_one_in_the_singular_and_every_other_count_in_the_plural():
+    from chapter2.format import counted
+
+    assert [counted(n, "block") for n in (0, 1, 2)] == ["0 blocks", "1 block", "2 blocks"]
+    assert counted(1, "K/V tile") == "1 K/V tile" and counted(4, "K/V tile") == "4 K/V tiles"

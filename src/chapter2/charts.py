@@ -28,7 +28,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from .format import sig
+from .format import counted, sig
 
 __all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "lane", "grid", "render", "check",
            "digest", "linspace", "logspace"]
@@ -398,7 +398,7 @@ def describe(spec: ChartSpec, data: dict) -> str:
         parts.append(f"Dashed line: {r['label'] or r['axis'] + ' = ' + value_text(r['at'])}.")
     for g in data.get("lanes", ()):
         n = len(g["edges"]) - 1
-        parts.append(f"{g['label'] or 'Blocks'}: {n} block{'s' if n != 1 else ''} from {value_text(g['edges'][0])} "
+        parts.append(f"{g['label'] or 'Blocks'}: {counted(n, 'block')} from {value_text(g['edges'][0])} "
                      f"to {value_text(g['edges'][-1])} on the x axis.")
     if data["summary"]:
         parts.append(data["summary"])
@@ -525,9 +525,9 @@ def describe_grid(spec: ChartSpec, data: dict) -> str:
     for i, k in enumerate(data["keys"]):
         alphas = [c[1] for row in cells for c in row if c is not None and c[0] == i]
         shade = f", strength {value_text(min(alphas))} to {value_text(max(alphas))}" if alphas and min(alphas) < 1 else ""
-        parts.append(f"{k['label']}: {len(alphas)} cell{'s' if len(alphas) != 1 else ''}{shade}.")
+        parts.append(f"{k['label']}: {counted(len(alphas), 'cell')}{shade}.")
     empty = sum(c is None for row in cells for c in row)
-    parts.append(f"Empty: {empty} cell{'s' if empty != 1 else ''}.")
+    parts.append(f"Empty: {counted(empty, 'cell')}.")
     for m in data["marks"]:
         parts.append(f"Outlined: {m['label'] or 'cells'} (columns {m['col0'] + 1} to {m['col1']}, "
                      f"rows {m['row0'] + 1} to {m['row1']}).")

@@ -72,6 +72,11 @@ def number(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def counted(n: int, noun: str) -> str:
+    """`n` and the noun, plural unless n is 1: "1 block", "0 cells", "3 K/V tiles" (regular plurals only)."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _check_real(kind: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
         raise TypeError(f"{kind} value must be a real number, got {type(value).__name__}: {value!r}")

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import sampling
 from ._checks import positive_int
-from .format import nbytes
+from .format import counted, nbytes
 from .models import TINY_LM_DIR
 from .models.transformer import Transformer, load_pretrained
 from .tokenizer import BPETokenizer
@@ -243,7 +243,7 @@ def format_step(step: Step) -> str:
     if not isinstance(step, Step):
         raise TypeError(f"step must be a Step from step_through, got {type(step).__name__}")
     n = len(step.input_ids)
-    head = f"prefill {n} token{'s' if n != 1 else ''}" if step.index == 0 else f"decode {step.index}: {step.input_text!r}"
+    head = f"prefill {counted(n, 'token')}" if step.index == 0 else f"decode {step.index}: {step.input_text!r}"
     top = ", ".join(f"{c.text!r} {c.prob:.2f}" for c in step.top)
     return (f"{head} | cache {step.cache_length} tok, {nbytes(step.cache_bytes)} | next: {top} "
             f"| chose {step.token_text!r}")

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import charts, roofline, ssm
 from ..attention import attended_pairs, attention_reference, flash_trace
-from ..format import nbytes, number, si, sig
+from ..format import counted, nbytes, number, si, sig
 from . import _charts
 from ._registry import Field, Output, calculator
 
@@ -159,8 +159,8 @@ def flash_stepper_calc(seed, d, q_block, tiles):
             lines.append(f"q{i}: {m} | ℓ {_n(step.l_i[r])} | acc [{', '.join(_n(x) for x in step.acc[r])}]")
         state = "\n".join(lines)
     per_tile = FLASH_BLOCK * 2 * d * FLASH_BYTES
-    bytes_text = (f"FlashAttention: {step.hbm_bytes:,.0f} B (Q block {FLASH_BLOCK * d * FLASH_BYTES} B + {tiles} "
-                  f"K/V tile{'s' if tiles != 1 else ''} of {per_tile} B"
+    bytes_text = (f"FlashAttention: {step.hbm_bytes:,.0f} B (Q block {FLASH_BLOCK * d * FLASH_BYTES} B + "
+                  f"{counted(tiles, 'K/V tile')} of {per_tile} B"
                   f"{f' + O block {FLASH_BLOCK * d * FLASH_BYTES} B' if tiles == trace.tiles else ''}); "
                   f"standard attention: {step.standard_bytes:,.0f} B, the same plus S and A written and read back "
                   f"({4 * FLASH_BLOCK * FLASH_BLOCK * FLASH_BYTES} B per tile). Whole attention at N = {FLASH_N}, "
