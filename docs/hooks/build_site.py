@@ -258,10 +258,8 @@ def on_post_page(output, page, config):
         output = output.replace("</body>", f'<script src="{root}{RECALL_JS}"></script>\n</body>', 1)
     if 'class="jupyter-wrapper"' in output:  # notebook pages: code colours, wide outputs (notebooks.css)
         output = output.replace("</head>", f'<link rel="stylesheet" href="{root}{NOTEBOOKS_CSS}">\n</head>', 1)
-    if 'class="mermaid"' in output:
-        # only on pages that draw a diagram (MERMAID_LOADER)
-        src = "../" * page.url.count("/") + MERMAID_LOADER
-        output = output.replace("</head>", f'<script type="module" src="{src}"></script>\n</head>', 1)
+    if 'class="mermaid"' in output:  # only on pages that draw a diagram (MERMAID_LOADER)
+        output = output.replace("</head>", f'<script type="module" src="{root}{MERMAID_LOADER}"></script>\n</head>', 1)
     return csp.add_policy(output, cdn=_state["mode"] == "cdn")
 
 
