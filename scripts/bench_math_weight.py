@@ -77,12 +77,6 @@ def weigh(browser, site: Path, pages: list[str]) -> dict[str, dict]:
     return result
 
 
-def added(with_math: dict, without_math: dict) -> dict[str, float]:
-    """{page: what typeset math adds, as a fraction of the page's weight without it}."""
-    return {name: (with_math[name]["total"] - without_math[name]["total"]) / without_math[name]["total"]
-            for name in without_math}
-
-
 def over_filing(with_math: dict) -> dict[str, float]:
     """{page: its weight now over its weight when the issue was filed, minus 1} (AT_FILING)."""
     filed = json.loads(AT_FILING.read_text())

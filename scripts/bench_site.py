@@ -51,6 +51,13 @@ WARM_JS = """async ([runs]) => {
 }"""
 
 
+def first_result(page) -> None:
+    """The reader's first interaction (x of the activations calculator): it loads the runtime, starts
+    Python and asks for a result; returns once the result is painted."""
+    page.locator('[data-calculator="activations"] input[name="x"]').fill("2.5")
+    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=120000)
+
+
 def cold_load(browser, url):
     """One cold load (fresh browser context): navigation -> first calculator result, and where the time went.
 
@@ -61,10 +68,8 @@ def cold_load(browser, url):
     ctx = browser.new_context()
     page = ctx.new_page()
     page.goto(url, wait_until="load")
-    calc = page.locator('[data-calculator="activations"]')
     interaction_ms = page.evaluate("() => performance.now()")
-    calc.locator('input[name="x"]').fill("2.5")  # first interaction: loads the runtime, starts Python, asks for a result
-    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=120000)
+    first_result(page)
     cold_ms = page.evaluate("() => performance.now()")  # since navigation start
     load_ms = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
     marks = page.evaluate("() => window.chapter2.lanes.calc.timings") or {}
@@ -96,8 +101,7 @@ def page_weight(browser, url, runs):
     page.goto(url, wait_until="load")
     page.wait_for_load_state("networkidle")
     without_python = sum(sizes)
-    page.locator('[data-calculator="activations"] input[name="x"]').fill("2.5")
-    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=120000)
+    first_result(page)
     page.wait_for_load_state("networkidle")
     with_python = sum(sizes)
     warm = page.evaluate(WARM_JS, [runs])
