@@ -19,10 +19,10 @@
   const here = new URL("./", document.currentScript.src);  // assets/chapter2/
   const CORE = ["config.js", "charts.js", "runtime-core.js"];  // run in this order
   const ROOTS = "[data-calculator], [data-snippet]";
+  const SIGNS = ["pointerover", "focusin", "touchstart", "keydown", "input", "change", "click", "submit"];
   const touched = [];  // roots that showed interest before the core ran, in order
   const held = new Map();  // "input"/"change" per field (the last one), and button presses: to play again
   let loading = null;
-  let loaded = false;
   let handOver = null;
 
   function inject(name) {
@@ -42,7 +42,8 @@
       ? new Promise((r) => document.addEventListener("DOMContentLoaded", r, { once: true })) : Promise.resolve();
     loading = domReady.then(() => Promise.all(CORE.map(inject))).then(() => {
       if (!handOver) throw new Error("runtime-core.js ran without handing over");
-      loaded = true;
+      // from here on the core listens for itself: the page stops watching every pointer move and key
+      for (const type of SIGNS) document.removeEventListener(type, interest, { capture: true });
       handOver(touched.splice(0));
       for (const [target, type] of held.values()) {
         if (type === "click") target.click();
@@ -70,7 +71,6 @@
   }
 
   function interest(event) {
-    if (loaded) return;
     const root = event.target instanceof Element && event.target.closest(ROOTS);
     if (!root) return;
     if (event.type === "submit") event.preventDefault();
@@ -83,9 +83,7 @@
     load().catch(() => {});
   }
 
-  for (const type of ["pointerover", "focusin", "touchstart", "keydown", "input", "change", "click", "submit"]) {
-    document.addEventListener(type, interest, { capture: true, passive: type !== "submit" });
-  }
+  for (const type of SIGNS) document.addEventListener(type, interest, { capture: true, passive: type !== "submit" });
 
   const notYet = (name) => (...args) => load().then(() => api[name](...args));
   const api = {
