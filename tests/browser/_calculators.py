@@ -1,6 +1,7 @@
 """Driving a calculator on a built page and comparing it with CPython: where each calculator is, what its form
 holds, the digests of the charts it shows, waiting for its next recompute, its answer from Pyodide and from
-CPython, and an axe-core audit of it. Shared by the browser tests of the live charts and of the steppers.
+CPython, and an axe-core audit of it. Shared by the browser tests of the live charts and of the steppers; the
+axe audit also by the whole-page audit of tests/browser/test_reading.py.
 """
 
 from __future__ import annotations
@@ -77,13 +78,14 @@ def rounded(value):
     return value
 
 
-def axe_problems(page, selector: str, label: str) -> list[str]:
-    """axe-core's serious and critical violations inside `selector` on the loaded page, one line each, headed by
-    `label`. The page's browser context needs bypass_csp, or its Content-Security-Policy blocks the injected script."""
+def axe_problems(page, selector: str | None, label: str) -> list[str]:
+    """axe-core's serious and critical violations inside `selector` (None: the whole document) on the loaded page,
+    one line each, headed by `label`. The page's browser context needs bypass_csp, or its Content-Security-Policy
+    blocks the injected script."""
     page.add_script_tag(path=str(AXE))
-    result = page.evaluate("s => axe.run(s, {resultTypes: ['violations']})", selector)
-    return [f"{label}: {v['id']} ({v['impact']}) {[n['target'][0] for n in v['nodes'][:3]]}: {v['help']}"
-            for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    result = page.evaluate("s => axe.run(s || document, {resultTypes: ['violations']})", selector)
+    return [f"{label}: {v['id']} ({v['impact']}, {len(v['nodes'])} nodes) {[n['target'][0] for n in v['nodes'][:3]]}: "
+            f"{v['help']}" for v in result["violations"] if v["impact"] in ("serious", "critical")]
 
 
 def axe_audit(browser, site_url: str, scheme: str, targets) -> list[str]:

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from _calculators import AXE, axe_problems
 from conftest import local_only_context
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = os.environ.get("CHAPTER2_SCREENSHOTS")
 PHONE = {"width": 375, "height": 812}
 WAIT_MS = 60_000
@@ -120,11 +120,7 @@ def _visit(context, path: str, site_dir: Path) -> dict:
         return {src: img.getAttribute('src'), alt: img.alt, drawn: img.naturalWidth > 0, caption: cap ? cap.textContent.trim() : ''};
     })""")
     page.wait_for_timeout(150)  # a11y.js marks scrollable boxes just after layout
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
-    report["violations"] = [
-        f"{v['id']} ({v['impact']}, {len(v['nodes'])} nodes) {[n['target'][0] for n in v['nodes'][:3]]}: {v['help']}"
-        for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    report["violations"] = axe_problems(page, None, path)
     _shot(page, f"{context.scheme}_{_slug(path)}")
     page.close()
     return report
@@ -146,7 +142,7 @@ def audit(browser, site_url, site_dir):
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_finds_no_serious_or_critical_violation(audit, scheme):
-    found = [f"{path}: {v}" for path, r in audit[scheme]["pages"].items() for v in r["violations"]]
+    found = [v for r in audit[scheme]["pages"].values() for v in r["violations"]]
     assert not found, "\n".join(found)
 
 
