@@ -58,3 +58,6 @@ def test_counted_says_one_in_the_singular_and_every_other_count_in_the_plural():
 
     assert [counted(n, "block") for n in (0, 1, 2)] == ["0 blocks", "1 block", "2 blocks"]
     assert counted(1, "K/V tile") == "1 K/V tile" and counted(4, "K/V tile") == "4 K/V tiles"
+    for n, noun in [(-1, "cell"), (2.5, "cell"), (True, "cell"), ("3", "cell"), (3, ""), (3, None)]:
+        with pytest.raises(TypeError, match="counted"):
+            counted(n, noun)

@@ -74,6 +74,10 @@ def number(value: float, digits: int = 4) -> str:
 
 def counted(n: int, noun: str) -> str:
     """`n` and the noun, plural unless n is 1: "1 block", "0 cells", "3 K/V tiles" (regular plurals only)."""
+    if isinstance(n, bool) or not hasattr(n, "__index__") or n < 0:
+        raise TypeError(f"counted: n must be a count (an integer >= 0), got {n!r}")
+    if not isinstance(noun, str) or not noun:
+        raise TypeError(f"counted: noun must be a non-empty string, got {noun!r}")
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
