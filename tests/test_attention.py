@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch  # the oracle: a missing torch is a failure, not a skip
 from hypothesis import given, settings
+from _arrays import qkv
 from hypothesis import strategies as st
 
 from chapter2.attention import (
@@ -12,13 +13,6 @@ from chapter2.attention import (
 )
 
 F = torch.nn.functional
-
-def qkv(b, h_q, h_kv, n_q, n_k, d, d_v=None, *, seed=0, dtype=np.float64):
-    rng = np.random.default_rng(seed)
-    q = rng.standard_normal((b, h_q, n_q, d)).astype(dtype)
-    k = rng.standard_normal((b, h_kv, n_k, d)).astype(dtype)
-    v = rng.standard_normal((b, h_kv, n_k, d_v or d)).astype(dtype)
-    return q, k, v
 
 
 def torch_mask(n_q, n_k, *, causal, window):

@@ -7,7 +7,7 @@ import pytest
 from _oracles import require
 
 from chapter2 import calculators, diffusion, models
-from chapter2.calculators.bottlenecks import duration
+from chapter2.format import duration
 from chapter2.hardware import GPUS
 
 

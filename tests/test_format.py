@@ -61,3 +61,19 @@ def test_counted_says_one_in_the_singular_and_every_other_count_in_the_plural():
     for n, noun in [(-1, "cell"), (2.5, "cell"), (True, "cell"), ("3", "cell"), (3, ""), (3, None)]:
         with pytest.raises(TypeError, match="counted"):
             counted(n, noun)
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (4.6e-5, "46 µs"), (0.00464, "4.64 ms"), (0.25, "250 ms"), (1.3, "1.3 s"), (119.0, "119 s"),
+    (690.0, "11.5 min"), (9720.0, "2.7 h"), (1_800_000.0, "500 h"),
+])
+def test_duration_picks_the_unit_that_reads_well(seconds, text):
+    assert fmt.duration(seconds) == text
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.01234, "0.01234"), (295.34, "295.3"), (999.94, "999.9"), (1000.0, "1,000"), (123_456.7, "123,457"),
+    (2.5e9, "2,500,000,000"),
+])
+def test_plain_keeps_four_digits_and_never_an_exponent(value, text):
+    assert fmt.plain(value) == text

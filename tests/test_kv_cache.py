@@ -4,19 +4,12 @@ layers) and one decode step, against full attention, the float64 oracle and torc
 import numpy as np
 import pytest
 from _oracles import require
+from _arrays import qkv
 
 from chapter2.attention import attention, attention_reference
 from chapter2.kv_cache import KVCache, decode_attention
 
 torch = require("torch")
-
-
-def qkv(b, h_q, h_kv, n_q, n_k, d, d_v=None, *, seed=0, dtype=np.float64):
-    rng = np.random.default_rng(seed)
-    q = rng.standard_normal((b, h_q, n_q, d)).astype(dtype)
-    k = rng.standard_normal((b, h_kv, n_k, d)).astype(dtype)
-    v = rng.standard_normal((b, h_kv, n_k, d_v or d)).astype(dtype)
-    return q, k, v
 
 
 def sdpa_causal(q, k, v):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from chapter2 import calculators, models, roofline
 from chapter2.models import ModelConfig
-from chapter2.calculators.bottlenecks import duration
+from chapter2.format import duration
 from chapter2.hardware import GPUS, custom_gpu
 
 H100 = GPUS["H100-SXM"]

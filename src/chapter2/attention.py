@@ -228,22 +228,25 @@ def _mask(n_q: int, n_k: int, causal, window, q_positions, k_positions) -> np.nd
     return mask
 
 
+def _attention_weights(q, k, group: int, causal, window, scale, q_positions, k_positions) -> np.ndarray:
+    """`attention_weights` on checked arrays (q, k as `_check_qkv` returns them): no input checks here."""
+    (b, h_q, n_q, d), (_, h_kv, n_k, _) = q.shape, k.shape
+    mask = _mask(n_q, n_k, causal, window, q_positions, k_positions)  # (N_q, N_k)
+    dtype = _compute_dtype(q, k)
+    qg = q.astype(dtype, copy=False).reshape(b, h_kv, group, n_q, d)  # (B, H_kv, G, N_q, d): G query heads per K/V head
+    scores = qg @ k.astype(dtype, copy=False)[:, :, None].swapaxes(-1, -2) * dtype.type(_scale(scale, d))  # (B, H_kv, G, N_q, N_k)
+    scores = np.where(mask, scores, -np.inf)
+    return softmax(scores).reshape(b, h_q, n_q, n_k)  # (B, H_q, N_q, N_k)
+
+
 def attention_weights(q, k, *, causal=False, window=None, scale=None, q_positions=None, k_positions=None) -> np.ndarray:
     """softmax(Q K^T * scale + mask): (B, H_q, N_q, N_k), each row sums to 1 over the visible keys.
 
     The mask is the index-aligned causal/window mask, or with `q_positions` and
     `k_positions` the one `position_mask` builds from those positions.
     """
-    q = float_array("q", q, ndim=4)
-    k = float_array("k", k, ndim=4)
-    _check_qkv(q, k, k)  # v only needs k's shape here
-    (b, h_q, n_q, d), (_, h_kv, n_k, _) = q.shape, k.shape
-    mask = _mask(n_q, n_k, causal, window, q_positions, k_positions)  # (N_q, N_k)
-    dtype = _compute_dtype(q, k)
-    qg = q.astype(dtype, copy=False).reshape(b, h_kv, h_q // h_kv, n_q, d)  # (B, H_kv, G, N_q, d): G query heads per K/V head
-    scores = qg @ k.astype(dtype, copy=False)[:, :, None].swapaxes(-1, -2) * dtype.type(_scale(scale, d))  # (B, H_kv, G, N_q, N_k)
-    scores = np.where(mask, scores, -np.inf)
-    return softmax(scores).reshape(b, h_q, n_q, n_k)  # (B, H_q, N_q, N_k)
+    q, k, _, group = _check_qkv(q, k, k)  # v only needs k's shape here
+    return _attention_weights(q, k, group, causal, window, scale, q_positions, k_positions)
 
 
 def attention(q, k, v, *, causal=False, window=None, scale=None, q_positions=None, k_positions=None) -> np.ndarray:
@@ -257,8 +260,7 @@ def attention(q, k, v, *, causal=False, window=None, scale=None, q_positions=Non
     q, k, v, group = _check_qkv(q, k, v)
     b, h_q, n_q, _ = q.shape
     h_kv = k.shape[1]
-    p = attention_weights(q, k, causal=causal, window=window, scale=scale,
-                          q_positions=q_positions, k_positions=k_positions)  # (B, H_q, N_q, N_k)
+    p = _attention_weights(q, k, group, causal, window, scale, q_positions, k_positions)  # (B, H_q, N_q, N_k)
     p = p.reshape(b, h_kv, group, n_q, -1)  # (B, H_kv, G, N_q, N_k)
     out = p @ v.astype(p.dtype, copy=False)[:, :, None]  # (B, H_kv, G, N_q, d_v)
     return out.reshape(b, h_q, n_q, v.shape[-1])
@@ -368,9 +370,7 @@ def flash_attention(q, k, v, *, causal=False, window=None, scale=None, block_q=6
             s = q_i @ k[..., k0:k1, :].swapaxes(-1, -2) * scale  # (B, H_kv, G, bq, bk)
             full = _tile_is_full(q0, q1, k0, k1, offset, causal, window)
             if not full:
-                pos = np.arange(q0, q1)[:, None] + offset  # (bq, 1)
-                key = np.arange(k0, k1)[None, :]  # (1, bk)
-                visible = (key <= pos) & ((key > pos - window) if window is not None else True)
+                visible = _visible(np.arange(q0, q1) + offset, np.arange(k0, k1), causal, window)  # (bq, bk), the mask of `attention`
                 s = np.where(visible, s, -np.inf)
             m_new = np.maximum(m_i, s.max(axis=-1))
             # A row with no visible key yet has m_new = -inf; use 0 there so exp(-inf - 0) = 0, not NaN.

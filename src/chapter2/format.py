@@ -72,6 +72,26 @@ def number(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def plain(value: float) -> str:
+    """A calculator's number: 4 significant digits (`number`), and from 1,000 up the whole number with
+    separators, never an exponent: 0.01234 -> "0.01234", 295.34 -> "295.3", 123456.7 -> "123,457"."""
+    return f"{value:,.0f}" if value >= 1000 else number(value, 4)
+
+
+def duration(seconds: float) -> str:
+    """A time for people, 3 significant digits in the largest unit that reads well:
+    4.6e-5 -> "46 µs", 0.00464 -> "4.64 ms", 1.3 -> "1.3 s", 690 -> "11.5 min", 9720 -> "2.7 h"."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3g} ms"
+    if seconds < 120:
+        return f"{seconds:.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:,.3g} h"
+
+
 def counted(n: int, noun: str) -> str:
     """`n` and the noun, plural unless n is 1: "1 block", "0 cells", "3 K/V tiles" (regular plurals only)."""
     if isinstance(n, bool) or not hasattr(n, "__index__") or n < 0:

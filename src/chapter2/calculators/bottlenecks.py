@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import hardware, models, roofline
-from ..format import nbytes, number, si, sig
+from ..format import duration, nbytes, number, plain, si, sig
 from . import _charts
 from ._models import model_fields, model_summary, pick_model
 from ._registry import Field, Output, calculator
@@ -38,24 +38,6 @@ def pick_gpu(gpu, custom_tflops, custom_tb_s, dtype) -> hardware.GPU:
     if gpu == "custom":
         return hardware.custom_gpu(custom_tflops, custom_tb_s, memory_gb=80, dtype=dtype, name="custom GPU")
     return hardware.get_gpu(gpu)
-
-
-def duration(seconds: float) -> str:
-    """A time for people: '4.64 ms', '1.3 s', '11.5 min', '2.7 h'."""
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.3g} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.3g} ms"
-    if seconds < 120:
-        return f"{seconds:.3g} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.3g} min"
-    return f"{seconds / 3600:,.3g} h"
-
-
-def plain(x: float) -> str:
-    """4 significant digits, and whole numbers with separators from 1,000 up (never an exponent)."""
-    return f"{x:,.0f}" if x >= 1000 else number(x, 4)
 
 
 def bars(pairs) -> list:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .. import charts, diffusion
-from ..format import si
+from ..format import duration, plain, si
 from ._registry import Field, Output, calculator
-from .bottlenecks import bars, duration, gpu_fields, pick_gpu, plain
+from .bottlenecks import bars, gpu_fields, pick_gpu
 
 IMAGE_MODELS = tuple((k, k) for k, m in diffusion.MODELS.items() if m.kind == "image" and m.costed)
 VIDEO_MODELS = tuple((k, k) for k, m in diffusion.MODELS.items() if m.kind == "video" and m.costed)

@@ -210,16 +210,13 @@ def llama_8b_layers() -> Int:
 
 
 def _llama_parts(c: ModelConfig) -> list[tuple[str, int]]:
-    """Llama 3.1 8B's parameters by part, from the config's sizes (no biases, untied LM head)."""
-    h, layers = c.hidden_size, c.num_hidden_layers
-    attn = 2 * h * c.num_attention_heads * c.head_dim + 2 * h * c.num_key_value_heads * c.head_dim
-    return [
-        ("embedding table (vocab × D)", c.vocab_size * h),
-        (f"attention, {layers} blocks (q, k, v, o projections)", layers * attn),
-        (f"feed-forward, {layers} blocks (gate, up, down)", layers * 3 * h * c.intermediate_size),
-        ("RMSNorm weights", (2 * layers + 1) * h),
-        ("LM head (vocab × D)", c.vocab_size * h),
-    ]
+    """Llama 3.1 8B's parameters by part (`ModelConfig.param_breakdown()`), named as the page names them."""
+    layers = c.num_hidden_layers
+    names = {"embedding": "embedding table (vocab × D)",
+             "attention": f"attention, {layers} blocks (q, k, v, o projections)",
+             "dense MLPs": f"feed-forward, {layers} blocks (gate, up, down)",
+             "norms": "RMSNorm weights", "LM head": "LM head (vocab × D)"}
+    return [(names[p.part], p.total) for p in c.param_breakdown()]
 
 
 @fact
@@ -227,8 +224,8 @@ def llama_8b_param_breakdown() -> Table:
     """Where Llama 3.1 8B's parameters sit, part by part, with each part's share of `params().total`.
 
     The total row is the sum of the parts, and its share is that sum over
-    `params().total`: 100 % when the two counts agree (tests/test_pages_llm_architecture.py
-    asserts they do).
+    `params().total` (tests/test_pages_llm_architecture.py counts the parts from
+    config.json's sizes and checks both against the published total).
     """
     c = cfg(LLAMA)
     total = c.params().total
@@ -243,7 +240,8 @@ def llama_8b_param_breakdown() -> Table:
 def llama_8b_ffn_share() -> Pct:
     """Share of Llama 3.1 8B's parameters in its feed-forward networks (the breakdown's feed-forward row)."""
     c = cfg(LLAMA)
-    return share(c.num_hidden_layers * 3 * c.hidden_size * c.intermediate_size / c.params().total)
+    ffn = next(p.total for p in c.param_breakdown() if p.part == "dense MLPs")
+    return share(ffn / c.params().total)
 
 
 # -- 2.2.3 attention -------------------------------------------------------------------------------
