@@ -128,7 +128,7 @@ def _split_camel(text: str) -> str:
 
 @dataclass(frozen=True)
 class Family:
-    """One supported model class family.
+    """One supported model class family: its names, defaults, and every trait that changes a number.
 
     label:        the family's name on the page ("Qwen3-MoE").
     model_type:   the transformers `model_type` of its (text) config.
@@ -139,6 +139,26 @@ class Family:
                   number here (None: unset, or derived from other fields as transformers does).
     aliases:      other names transformers accepts for a key (its `attribute_map`).
     examples:     published models that use the class.
+
+    Traits, as the family's transformers classes build the model. A bool is fixed
+    by the class whatever the config says; a string names the config key that switches it.
+
+    qkv_bias, o_bias, mlp_bias, lm_head_bias: biases on q/k/v, on o_proj, in the dense MLPs
+                  (and shared experts), on the LM head.
+    norm_bias:    LayerNorms with a bias (Phi-3.5-MoE).
+    qk_norm:      RMSNorm on q and k; `qk_norm_all_heads`: its weights span all heads.
+    norms_per_layer: norm vectors per block (Gemma 2/3: 4, Cohere: 1).
+    attention_sinks: one learned sink logit per query head (gpt-oss).
+    eps_key:      the config key of the norm epsilon.
+    layout:       the rule (a key of `_LAYOUTS`) that gives each layer's kind and window.
+    experts:      the rule (a key of `_EXPERT_RULES`) that gives the MoE layout; "" = dense.
+    experts_key:  the key of the routed-expert count for the "every_layer" rule.
+    norm_topk_prob: renormalised top-k router weights (descriptive; changes no count).
+    router_bias:  one extra number per expert (a router bias or DeepSeek's correction bias).
+    expert_bias:  biases inside every expert (gpt-oss).
+    shared_expert_gate: a sigmoid gate (hidden -> 1) on the shared expert (Qwen2-MoE).
+    moe_layer_freq: the DeepSeek rule reads `moe_layer_freq` (DeepSeek's own config field).
+    mla:          multi-head latent attention (DeepSeek-V2/V3).
     """
 
     label: str
@@ -148,13 +168,32 @@ class Family:
     defaults: dict = field(hash=False)
     aliases: tuple[tuple[str, str], ...] = ()
     examples: str = ""
+    qkv_bias: bool | str = "attention_bias"
+    o_bias: bool | str = "attention_bias"
+    mlp_bias: bool | str = False
+    lm_head_bias: bool | str = False
+    norm_bias: bool = False
+    qk_norm: bool | str = False
+    qk_norm_all_heads: bool = False
+    norms_per_layer: int = 2
+    attention_sinks: bool = False
+    eps_key: str = "rms_norm_eps"
+    layout: str = "full"
+    experts: str = ""
+    experts_key: str = "num_local_experts"
+    norm_topk_prob: bool | str = False
+    router_bias: bool = False
+    expert_bias: bool = False
+    shared_expert_gate: bool = False
+    moe_layer_freq: bool = False
+    mla: bool = False
 
 
 _COMMON = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
 
 
-def _fam(label, model_type, classes, config_class, examples, defaults, aliases=()):
-    return Family(label, model_type, tuple(classes), config_class, defaults, tuple(aliases), examples)
+def _fam(label, model_type, classes, config_class, examples, defaults, aliases=(), **traits):
+    return Family(label, model_type, tuple(classes), config_class, defaults, tuple(aliases), examples, **traits)
 
 
 # Defaults are those of the config classes of transformers 5 (tests/test_model_families.py
@@ -165,7 +204,8 @@ FAMILIES: tuple[Family, ...] = (
     _fam("Llama", "llama", ["LlamaForCausalLM"], "LlamaConfig", "Llama 2, Llama 3.x", {
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2048,
-        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}),
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False},
+        mlp_bias="mlp_bias"),
     _fam("Llama 4", "llama4_text", ["Llama4ForCausalLM", "Llama4ForConditionalGeneration"], "Llama4TextConfig",
          "Llama 4 Scout, Llama 4 Maverick", {
         "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192, "num_hidden_layers": 48,
@@ -173,46 +213,54 @@ FAMILIES: tuple[Family, ...] = (
         "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "layer_types": None,
         "attention_chunk_size": 8192, "no_rope_layers": None, "no_rope_layer_interval": 4, "num_local_experts": 16,
         "num_experts_per_tok": 1, "intermediate_size_mlp": 16384, "interleave_moe_layer_step": 1,
-        "moe_layers": None}),
+        "moe_layers": None},
+        layout="llama4", experts="llama4"),
     _fam("Mistral", "mistral", ["MistralForCausalLM"], "MistralConfig", "Mistral 7B, Mistral Nemo, Mistral Small", {
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131072,
-        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "sliding_window": 4096}),
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "sliding_window": 4096},
+        qkv_bias=False, o_bias=False, layout="one_window"),
     _fam("Mixtral", "mixtral", ["MixtralForCausalLM"], "MixtralConfig", "Mixtral 8x7B, Mixtral 8x22B", {
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131072,
         "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "sliding_window": None, "num_local_experts": 8,
-        "num_experts_per_tok": 2}, [("num_experts", "num_local_experts")]),
+        "num_experts_per_tok": 2}, [("num_experts", "num_local_experts")],
+        qkv_bias=False, o_bias=False, layout="one_window", experts="every_layer", norm_topk_prob=True),
     _fam("Qwen2", "qwen2", ["Qwen2ForCausalLM"], "Qwen2Config", "Qwen2, Qwen2.5", {
         "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32768,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "sliding_window": 4096, "use_sliding_window": False,
-        "max_window_layers": 28, "layer_types": None}),
+        "max_window_layers": 28, "layer_types": None},
+        qkv_bias=True, o_bias=False, layout="qwen"),
     _fam("Qwen2-MoE", "qwen2_moe", ["Qwen2MoeForCausalLM"], "Qwen2MoeConfig", "Qwen1.5-MoE, Qwen2-57B-A14B", {
         "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
         "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 32768,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "qkv_bias": True, "sliding_window": 4096,
         "use_sliding_window": False, "max_window_layers": 28, "layer_types": None, "num_experts": 60,
         "num_experts_per_tok": 4, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
-        "decoder_sparse_step": 1, "mlp_only_layers": None}),
+        "decoder_sparse_step": 1, "mlp_only_layers": None},
+        qkv_bias="qkv_bias", o_bias=False, layout="qwen2_moe", experts="qwen", norm_topk_prob="norm_topk_prob", shared_expert_gate=True),
     _fam("Qwen3", "qwen3", ["Qwen3ForCausalLM"], "Qwen3Config", "Qwen3 dense (0.6B to 32B)", {
         "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "max_position_embeddings": 32768,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096,
-        "use_sliding_window": False, "max_window_layers": 28, "layer_types": None}),
+        "use_sliding_window": False, "max_window_layers": 28, "layer_types": None},
+        qk_norm=True, layout="qwen"),
     _fam("Qwen3-MoE", "qwen3_moe", ["Qwen3MoeForCausalLM"], "Qwen3MoeConfig", "Qwen3-30B-A3B, Qwen3-235B-A22B", {
         "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 24,
         "num_attention_heads": 32, "num_key_value_heads": 4, "max_position_embeddings": 32768,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096,
         "use_sliding_window": False, "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
-        "decoder_sparse_step": 1, "mlp_only_layers": None}, [("num_local_experts", "num_experts")]),
+        "decoder_sparse_step": 1, "mlp_only_layers": None}, [("num_local_experts", "num_experts")],
+        qk_norm=True, layout="qwen3_moe", experts="qwen", norm_topk_prob="norm_topk_prob"),
     _fam("DeepSeek-V2", "deepseek_v2", ["DeepseekV2ForCausalLM"], "DeepseekV2Config", "DeepSeek-V2, DeepSeek-V2-Lite", {
         "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
         "n_routed_experts": 64, "num_experts_per_tok": None, "moe_intermediate_size": 1407, "n_shared_experts": 2,
         "first_k_dense_replace": 0, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512,
-        "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}, [("num_experts", "n_routed_experts")]),
+        "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}, [("num_experts", "n_routed_experts")],
+        mlp_bias="mlp_bias", experts="deepseek", norm_topk_prob="norm_topk_prob", moe_layer_freq=True, mla=True),
     _fam("DeepSeek-V3", "deepseek_v3", ["DeepseekV3ForCausalLM"], "DeepseekV3Config",
          "DeepSeek-V3, DeepSeek-R1, Kimi-K2, Moonlight", {
         "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "num_hidden_layers": 61,
@@ -220,7 +268,8 @@ FAMILIES: tuple[Family, ...] = (
         "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 256,
         "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "n_shared_experts": 1, "first_k_dense_replace": 3,
         "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
-        "qk_nope_head_dim": 128, "v_head_dim": 128}, [("num_local_experts", "n_routed_experts")]),
+        "qk_nope_head_dim": 128, "v_head_dim": 128}, [("num_local_experts", "n_routed_experts")],
+        experts="deepseek", norm_topk_prob="norm_topk_prob", router_bias=True, moe_layer_freq=True, mla=True),
     _fam("Gemma", "gemma", ["GemmaForCausalLM"], "GemmaConfig", "Gemma 2B, Gemma 7B", {
         "vocab_size": 256000, "hidden_size": 3072, "intermediate_size": 24576, "num_hidden_layers": 28,
         "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256, "max_position_embeddings": 8192,
@@ -229,55 +278,67 @@ FAMILIES: tuple[Family, ...] = (
         "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
         "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8192,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096,
-        "layer_types": None}),
+        "layer_types": None},
+        norms_per_layer=4, layout="alternating"),
     _fam("Gemma 3", "gemma3_text", ["Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"], "Gemma3TextConfig",
          "Gemma 3 (1B text-only; 4B, 12B, 27B multimodal)", {
         "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
         "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096,
-        "layer_types": None, "sliding_window_pattern": 6, "use_bidirectional_attention": False}),
+        "layer_types": None, "sliding_window_pattern": 6, "use_bidirectional_attention": False},
+        qk_norm=True, norms_per_layer=4, layout="gemma3"),
     _fam("Phi-3", "phi3", ["Phi3ForCausalLM"], "Phi3Config", "Phi-3 mini/medium, Phi-3.5-mini, Phi-4, Phi-4-mini", {
         "vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 4096,
-        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "sliding_window": None}),
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "sliding_window": None},
+        qkv_bias=False, o_bias=False, layout="one_window"),
     _fam("Phi-3.5-MoE", "phimoe", ["PhimoeForCausalLM", "PhiMoEForCausalLM"], "PhimoeConfig", "Phi-3.5-MoE", {
         "vocab_size": 32064, "hidden_size": 4096, "intermediate_size": 6400, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072,
         "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "lm_head_bias": False,
-        "sliding_window": None, "num_local_experts": 16, "num_experts_per_tok": 2}),
+        "sliding_window": None, "num_local_experts": 16, "num_experts_per_tok": 2},
+        norm_bias=True, lm_head_bias="lm_head_bias", layout="one_window", experts="every_layer"),
     _fam("OLMo 2", "olmo2", ["Olmo2ForCausalLM"], "Olmo2Config", "OLMo 2 (1B, 7B, 13B, 32B)", {
         "vocab_size": 50304, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
-        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False}),
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False},
+        qk_norm=True, qk_norm_all_heads=True),
     _fam("OLMoE", "olmoe", ["OlmoeForCausalLM"], "OlmoeConfig", "OLMoE-1B-7B", {
         "vocab_size": 50304, "hidden_size": 2048, "intermediate_size": 2048, "num_hidden_layers": 16,
         "num_attention_heads": 16, "num_key_value_heads": None, "max_position_embeddings": 4096,
         "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "num_experts": 64,
-        "num_experts_per_tok": 8}, [("num_local_experts", "num_experts")]),
+        "num_experts_per_tok": 8}, [("num_local_experts", "num_experts")],
+        qk_norm=True, qk_norm_all_heads=True, experts="every_layer", experts_key="num_experts"),
     _fam("Granite", "granite", ["GraniteForCausalLM"], "GraniteConfig", "Granite 3.x dense", {
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
-        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}),
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False},
+        mlp_bias="mlp_bias"),
     _fam("GraniteMoE", "granitemoe", ["GraniteMoeForCausalLM"], "GraniteMoeConfig", "Granite 3.0 1B-A400M, 3B-A800M", {
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8,
-        "num_experts_per_tok": 2}),
+        "num_experts_per_tok": 2},
+        experts="every_layer"),
     _fam("Cohere", "cohere", ["CohereForCausalLM"], "CohereConfig", "Command R, Command R+", {
         "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528, "num_hidden_layers": 40,
         "num_attention_heads": 64, "num_key_value_heads": None, "max_position_embeddings": 8192,
-        "layer_norm_eps": 1e-05, "tie_word_embeddings": True, "attention_bias": False, "use_qk_norm": False}),
+        "layer_norm_eps": 1e-05, "tie_word_embeddings": True, "attention_bias": False, "use_qk_norm": False},
+        qk_norm="use_qk_norm", qk_norm_all_heads=True, norms_per_layer=1, eps_key="layer_norm_eps"),
     _fam("gpt-oss", "gpt_oss", ["GptOssForCausalLM"], "GptOssConfig", "gpt-oss-20b, gpt-oss-120b", {
         "vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072,
         "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": True, "sliding_window": 128,
-        "layer_types": None, "num_local_experts": 128, "num_experts_per_tok": 4}, [("num_experts", "num_local_experts")]),
+        "layer_types": None, "num_local_experts": 128, "num_experts_per_tok": 4}, [("num_experts", "num_local_experts")],
+        attention_sinks=True, layout="alternating", experts="every_layer", router_bias=True, expert_bias=True),
     _fam("GLM-4.5", "glm4_moe", ["Glm4MoeForCausalLM"], "Glm4MoeConfig", "GLM-4.5, GLM-4.5-Air, GLM-4.6", {
         "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46,
         "num_attention_heads": 96, "num_key_value_heads": 8, "max_position_embeddings": 131072,
         "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 128,
         "num_experts_per_tok": 8, "moe_intermediate_size": 1408, "n_shared_experts": 1, "first_k_dense_replace": 1,
-        "use_qk_norm": False}, [("num_local_experts", "n_routed_experts")]),
+        "use_qk_norm": False}, [("num_local_experts", "n_routed_experts")],
+        qkv_bias="attention_bias", o_bias=False, qk_norm="use_qk_norm", experts="deepseek",
+        norm_topk_prob="norm_topk_prob", router_bias=True),
     _fam("ERNIE 4.5 MoE", "ernie4_5_moe", ["Ernie4_5_MoeForCausalLM"], "Ernie4_5_MoeConfig",
          "ERNIE-4.5-21B-A3B, ERNIE-4.5-300B-A47B", {
         "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
@@ -285,13 +346,15 @@ FAMILIES: tuple[Family, ...] = (
         "rms_norm_eps": 1e-05, "tie_word_embeddings": True, "use_bias": False, "moe_num_experts": 64, "moe_k": 6,
         "moe_intermediate_size": 1536, "moe_num_shared_experts": 2, "moe_layer_start_index": 1,
         "moe_layer_end_index": -1, "moe_layer_interval": 1},
-        [("num_experts", "moe_num_experts"), ("num_experts_per_tok", "moe_k")]),
+        [("num_experts", "moe_num_experts"), ("num_experts_per_tok", "moe_k")],
+        qkv_bias="use_bias", o_bias="use_bias", mlp_bias="use_bias", lm_head_bias="use_bias", experts="ernie", router_bias=True),
     _fam("SmolLM3", "smollm3", ["SmolLM3ForCausalLM"], "SmolLM3Config", "SmolLM3-3B", {
         "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 36,
         "num_attention_heads": 16, "num_key_value_heads": 4, "max_position_embeddings": 32768,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "attention_bias": False, "mlp_bias": False,
         "sliding_window": None, "use_sliding_window": False, "layer_types": None, "no_rope_layers": None,
-        "no_rope_layer_interval": 4}),
+        "no_rope_layer_interval": 4},
+        mlp_bias="mlp_bias", layout="smollm3"),
 )
 
 _BY_CLASS = {cls: fam for fam in FAMILIES for cls in fam.classes}
@@ -1006,7 +1069,7 @@ def _parse(c: dict, name: str | None) -> dict:
     if mt == "olmoe" and head_dim * heads != hidden:  # its q/k norms span hidden_size; transformers fails otherwise
         raise ValueError(f"{where}['head_dim'] must be hidden_size / num_attention_heads = {hidden / heads:g} "
                          f"for OLMoE (its q and k norms span hidden_size), got {head_dim}")
-    eps_key = "layer_norm_eps" if mt == "cohere" else "rms_norm_eps"
+    eps_key = fam.eps_key
     max_pos = r.int("max_position_embeddings", optional=True)
     eps = r.real(eps_key)
     rope_theta, rope_scaling = _rope(text, where)
@@ -1026,95 +1089,112 @@ def _parse(c: dict, name: str | None) -> dict:
         tie_word_embeddings=tie, source=c.get("_source", ""), family_label=fam.label,
         wrapper=arch if arch in _WRAPPERS else "", raw=dict(c),
     )
-    fields.update(_attention_layout(r, mt))
-    fields.update(_layer_kinds(r, mt, layers))
-    fields.update(_experts(r, mt, layers, fields["intermediate_size"]))
-    if mt in ("deepseek_v2", "deepseek_v3"):
+    fields.update(_attention_layout(r, fam))
+    fields.update(_layer_kinds(r, fam, layers))
+    fields.update(_experts(r, fam, layers, fields["intermediate_size"]))
+    if fam.mla:
         fields.update(_mla(r))
     fields["defaulted"] = tuple(r.defaulted)
     return fields
 
 
-def _attention_layout(r: _Reader, mt: str) -> dict:
-    """Biases, q/k norms, norm layout and sinks, as each family's transformers classes build them."""
-    out = dict(qkv_bias=False, o_bias=False, mlp_bias=False)
-    if mt in ("mistral", "mixtral", "phi3"):
-        pass  # no bias anywhere, whatever the config says
-    elif mt == "qwen2":
-        out.update(qkv_bias=True)  # q, k, v biases hard-coded; no o bias
-    elif mt == "qwen2_moe":
-        out.update(qkv_bias=r.bool("qkv_bias"))
-    elif mt == "glm4_moe":
-        out.update(qkv_bias=r.bool("attention_bias"))  # on q, k, v only
-    elif mt == "ernie4_5_moe":
-        bias = r.bool("use_bias")  # every linear layer, LM head included
-        out.update(qkv_bias=bias, o_bias=bias, mlp_bias=bias, lm_head_bias=bias)
-    else:
-        bias = r.bool("attention_bias")
-        out.update(qkv_bias=bias, o_bias=bias)
-    if mt in ("llama", "granite", "smollm3", "deepseek_v2"):
-        out["mlp_bias"] = r.bool("mlp_bias")
-    if mt == "phimoe":
-        out.update(norm_bias=True, lm_head_bias=r.bool("lm_head_bias"))  # LayerNorms with biases
-    if mt in ("qwen3", "qwen3_moe", "gemma3_text"):
-        out["qk_norm"] = True
-    elif mt == "glm4_moe":
-        out["qk_norm"] = r.bool("use_qk_norm")
-    elif mt in ("olmo2", "olmoe"):
-        out.update(qk_norm=True, qk_norm_all_heads=True)
-    elif mt == "cohere":
-        out.update(qk_norm=r.bool("use_qk_norm"), qk_norm_all_heads=True)
-    out["norms_per_layer"] = {"gemma2": 4, "gemma3_text": 4, "cohere": 1}.get(mt, 2)
-    out["attention_sinks"] = mt == "gpt_oss"
-    return out
+def _switch(r: _Reader, trait: bool | str) -> bool:
+    """A trait's value: fixed by the class (a bool) or read from the config key it names."""
+    return trait if isinstance(trait, bool) else r.bool(trait)
 
 
-def _layer_kinds(r: _Reader, mt: str, layers: int) -> dict:
-    """Per-layer attention kind and window, as the family's transformers classes decide them."""
-    given = r.layer_types(layers) if mt in (
-        "qwen2", "qwen2_moe", "qwen3", "gemma2", "gemma3_text", "gpt_oss", "smollm3", "llama4_text") else None
-    window, chunk = None, None
-    if mt in ("mistral", "mixtral", "phi3", "phimoe"):  # one window for every layer, if set
-        window = r.int("sliding_window", optional=True, null_is_value=True)
-        kinds = ["sliding_attention" if window else "full_attention"] * layers
-    elif mt in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
-        on = r.bool("use_sliding_window")
-        window = r.int("sliding_window", optional=True, null_is_value=True) if on else None
-        if given is not None:
-            kinds = given
-        elif mt == "qwen3_moe":  # every layer
-            kinds = ["sliding_attention" if window else "full_attention"] * layers
-        else:
-            start = r.int("max_window_layers", zero=True)
-            if mt == "qwen2_moe":  # transformers: every other layer below max_window_layers
-                kinds = ["sliding_attention" if window and (i + 1) % 2 and i < start else "full_attention"
-                         for i in range(layers)]
-            else:  # from layer max_window_layers on
-                kinds = ["sliding_attention" if window and i >= start else "full_attention" for i in range(layers)]
-    elif mt in ("gemma2", "gemma3_text", "gpt_oss"):
-        window = r.int("sliding_window", optional=True, null_is_value=True)
-        if given is not None:
-            kinds = given
-        else:
-            every = r.int("sliding_window_pattern") if mt == "gemma3_text" else 2  # one full layer in `every`
-            kinds = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(layers)]
-    elif mt == "smollm3":
-        on = r.bool("use_sliding_window")
-        window = r.int("sliding_window", optional=True, null_is_value=True) if on else None
-        if given is not None:
-            kinds = given
-        else:
-            rope = _no_rope_layers(r, layers)
-            kinds = ["sliding_attention" if window and not rope[i] else "full_attention" for i in range(layers)]
-    elif mt == "llama4_text":
-        chunk = r.int("attention_chunk_size", optional=True, null_is_value=True)
-        if given is not None:
-            kinds = given
-        else:
-            rope = _no_rope_layers(r, layers)  # 1: a RoPE layer, chunked; 0: a NoPE layer with global attention
-            kinds = ["chunked_attention" if rope[i] and chunk else "full_attention" for i in range(layers)]
-    else:
-        kinds = ["full_attention"] * layers
+def _attention_layout(r: _Reader, fam: Family) -> dict:
+    """Biases, q/k norms, norm layout and sinks: the family's traits, switched by its config keys."""
+    return dict(qkv_bias=_switch(r, fam.qkv_bias), o_bias=_switch(r, fam.o_bias), mlp_bias=_switch(r, fam.mlp_bias),
+                lm_head_bias=_switch(r, fam.lm_head_bias), norm_bias=fam.norm_bias, qk_norm=_switch(r, fam.qk_norm),
+                qk_norm_all_heads=fam.qk_norm_all_heads, norms_per_layer=fam.norms_per_layer,
+                attention_sinks=fam.attention_sinks)
+
+
+# Layer layouts: each returns (kind per layer, sliding window, attention chunk) as the family's
+# transformers classes decide them. `given` is the config's `layer_types` list (None if absent).
+
+def _one_window(r: _Reader, layers: int, given) -> tuple:
+    """One window for every layer, if set (Mistral, Mixtral, Phi-3)."""
+    window = r.int("sliding_window", optional=True, null_is_value=True)
+    return ["sliding_attention" if window else "full_attention"] * layers, window, None
+
+
+def _qwen_window(r: _Reader) -> int | None:
+    on = r.bool("use_sliding_window")
+    return r.int("sliding_window", optional=True, null_is_value=True) if on else None
+
+
+def _qwen(r: _Reader, layers: int, given) -> tuple:
+    """Qwen2, Qwen3: sliding from layer `max_window_layers` on, when `use_sliding_window`."""
+    window = _qwen_window(r)
+    if given is not None:
+        return given, window, None
+    start = r.int("max_window_layers", zero=True)
+    return ["sliding_attention" if window and i >= start else "full_attention" for i in range(layers)], window, None
+
+
+def _qwen2_moe(r: _Reader, layers: int, given) -> tuple:
+    """Qwen2-MoE (transformers): every other layer below `max_window_layers` slides."""
+    window = _qwen_window(r)
+    if given is not None:
+        return given, window, None
+    start = r.int("max_window_layers", zero=True)
+    return (["sliding_attention" if window and (i + 1) % 2 and i < start else "full_attention" for i in range(layers)],
+            window, None)
+
+
+def _qwen3_moe(r: _Reader, layers: int, given) -> tuple:
+    """Qwen3-MoE: every layer slides when `use_sliding_window` (its config has no layer_types)."""
+    window = _qwen_window(r)
+    return ["sliding_attention" if window else "full_attention"] * layers, window, None
+
+
+def _alternating(r: _Reader, layers: int, given, every: int = 2) -> tuple:
+    """Gemma 2, gpt-oss: one full layer in `every` (2), the others sliding."""
+    window = r.int("sliding_window", optional=True, null_is_value=True)
+    if given is not None:
+        return given, window, None
+    return ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(layers)], window, None
+
+
+def _gemma3(r: _Reader, layers: int, given) -> tuple:
+    """Gemma 3: one full layer in `sliding_window_pattern`."""
+    return _alternating(r, layers, given, every=r.int("sliding_window_pattern") if given is None else 2)
+
+
+def _smollm3(r: _Reader, layers: int, given) -> tuple:
+    """SmolLM3: the RoPE layers slide (when `use_sliding_window`), the NoPE layers see everything."""
+    window = _qwen_window(r)
+    if given is not None:
+        return given, window, None
+    rope = _no_rope_layers(r, layers)
+    return ["sliding_attention" if window and not rope[i] else "full_attention" for i in range(layers)], window, None
+
+
+def _llama4(r: _Reader, layers: int, given) -> tuple:
+    """Llama 4: RoPE layers attend within chunks of `attention_chunk_size`; NoPE layers globally."""
+    chunk = r.int("attention_chunk_size", optional=True, null_is_value=True)
+    if given is not None:
+        return given, None, chunk
+    rope = _no_rope_layers(r, layers)  # 1: a RoPE layer, chunked; 0: a NoPE layer with global attention
+    return ["chunked_attention" if rope[i] and chunk else "full_attention" for i in range(layers)], None, chunk
+
+
+def _full(r: _Reader, layers: int, given) -> tuple:
+    return ["full_attention"] * layers, None, None
+
+
+# name -> (rule, whether the family's config may list `layer_types`)
+_LAYOUTS = {"full": (_full, False), "one_window": (_one_window, False), "qwen": (_qwen, True),
+            "qwen2_moe": (_qwen2_moe, True), "qwen3_moe": (_qwen3_moe, False), "alternating": (_alternating, True),
+            "gemma3": (_gemma3, True), "smollm3": (_smollm3, True), "llama4": (_llama4, True)}
+
+
+def _layer_kinds(r: _Reader, fam: Family, layers: int) -> dict:
+    """Per-layer attention kind and window, by the family's layout rule."""
+    rule, reads_list = _LAYOUTS[fam.layout]
+    kinds, window, chunk = rule(r, layers, r.layer_types(layers) if reads_list else None)
     # a sliding or chunked layer without a window in effect attends to everything
     kinds = [k if (k == "sliding_attention" and window) or (k == "chunked_attention" and chunk) else "full_attention"
              for k in kinds]
@@ -1134,58 +1214,80 @@ def _no_rope_layers(r: _Reader, layers: int) -> list:
     return [int((i + 1) % every != 0) for i in range(layers)]
 
 
-def _experts(r: _Reader, mt: str, layers: int, intermediate: int) -> dict:
-    """Mixture-of-experts layout: which layers, how many experts, widths, shared experts, router extras."""
-    out = {}
-    if mt in ("mixtral", "phimoe", "granitemoe", "gpt_oss", "olmoe"):
-        key = "num_experts" if mt == "olmoe" else "num_local_experts"
-        out.update(num_experts=r.int(key), num_experts_per_tok=r.int("num_experts_per_tok"),
-                   moe_intermediate_size=intermediate, moe_layers=tuple(range(layers)),
-                   norm_topk_prob=mt == "mixtral", router_bias=mt == "gpt_oss", expert_bias=mt == "gpt_oss")
-    elif mt in ("qwen2_moe", "qwen3_moe"):
-        experts = r.int("num_experts", zero=True)
-        step = r.int("decoder_sparse_step")
-        dense = set(r.int_list("mlp_only_layers", low=0, high=layers - 1) or ())
-        out.update(num_experts=experts, num_experts_per_tok=r.int("num_experts_per_tok"),
-                   moe_intermediate_size=r.int("moe_intermediate_size"),
-                   norm_topk_prob=bool(r.c.get("norm_topk_prob", False)),
-                   moe_layers=tuple(i for i in range(layers) if experts and i not in dense and (i + 1) % step == 0))
-        if mt == "qwen2_moe":
-            out.update(shared_expert_intermediate_size=r.int("shared_expert_intermediate_size", zero=True),
-                       shared_expert_gate=True)
-    elif mt in ("deepseek_v2", "deepseek_v3", "glm4_moe"):
-        first = r.int("first_k_dense_replace", zero=True)
-        freq = r.int("moe_layer_freq") if mt != "glm4_moe" else 1
-        width = r.int("moe_intermediate_size")
-        out.update(num_experts=r.int("n_routed_experts"), num_experts_per_tok=r.int("num_experts_per_tok"),
-                   moe_intermediate_size=width, norm_topk_prob=bool(r.c.get("norm_topk_prob", False)),
-                   # DeepSeek's rule (its modeling code and vLLM's); transformers ignores moe_layer_freq
-                   moe_layers=tuple(i for i in range(first, layers) if i % freq == 0),
-                   shared_expert_intermediate_size=width * r.int("n_shared_experts", zero=True),
-                   router_bias=mt != "deepseek_v2")  # V3 and GLM-4.5: e_score_correction_bias, one per expert
-    elif mt == "ernie4_5_moe":
-        start = r.int("moe_layer_start_index", zero=True)
-        end = r.raw("moe_layer_end_index")
-        if isinstance(end, bool) or not isinstance(end, int) or end < -1:
-            raise TypeError(f"{r.name('moe_layer_end_index')} must be a layer index or -1 (the last layer), got {end!r}")
-        end = layers - 1 if end == -1 else end
-        every = r.int("moe_layer_interval")
-        width = r.int("moe_intermediate_size")
-        out.update(num_experts=r.int("moe_num_experts"), num_experts_per_tok=r.int("moe_k"),
-                   moe_intermediate_size=width, router_bias=True,  # moe_statics.e_score_correction_bias
-                   moe_layers=tuple(i for i in range(layers) if (i + 1) % every == 0 and start <= i <= end),
-                   shared_expert_intermediate_size=width * r.int("moe_num_shared_experts", zero=True))
-    elif mt == "llama4_text":
-        moe_layers = r.int_list("moe_layers", low=0, high=layers - 1)
-        if moe_layers is None:
-            step = r.int("interleave_moe_layer_step")
-            moe_layers = list(range(step - 1, layers, step))
-        out.update(num_experts=r.int("num_local_experts"), num_experts_per_tok=r.int("num_experts_per_tok"),
-                   moe_intermediate_size=intermediate, shared_expert_intermediate_size=intermediate,
-                   intermediate_size=r.int("intermediate_size_mlp"),  # the dense layers' width
-                   moe_layers=tuple(sorted(set(moe_layers))))
+# Mixture-of-experts layouts: each returns the expert fields (which layers, how many experts, widths,
+# shared experts) as the family's transformers classes (or its own code, for DeepSeek) build them.
+
+def _every_layer(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """Every layer routes among full-width experts (Mixtral, Phi-3.5-MoE, GraniteMoE, gpt-oss, OLMoE)."""
+    return dict(num_experts=r.int(fam.experts_key), num_experts_per_tok=r.int("num_experts_per_tok"),
+                moe_intermediate_size=intermediate, moe_layers=tuple(range(layers)))
+
+
+def _qwen_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """Qwen2-MoE, Qwen3-MoE: every `decoder_sparse_step`-th layer not in `mlp_only_layers`."""
+    experts = r.int("num_experts", zero=True)
+    step = r.int("decoder_sparse_step")
+    dense = set(r.int_list("mlp_only_layers", low=0, high=layers - 1) or ())
+    out = dict(num_experts=experts, num_experts_per_tok=r.int("num_experts_per_tok"),
+               moe_intermediate_size=r.int("moe_intermediate_size"),
+               moe_layers=tuple(i for i in range(layers) if experts and i not in dense and (i + 1) % step == 0))
+    if fam.shared_expert_gate:
+        out["shared_expert_intermediate_size"] = r.int("shared_expert_intermediate_size", zero=True)
+    return out
+
+
+def _deepseek_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """DeepSeek-V2/V3, GLM-4.5: MoE from layer `first_k_dense_replace` on, with shared experts."""
+    first = r.int("first_k_dense_replace", zero=True)
+    freq = r.int("moe_layer_freq") if fam.moe_layer_freq else 1
+    width = r.int("moe_intermediate_size")
+    return dict(num_experts=r.int("n_routed_experts"), num_experts_per_tok=r.int("num_experts_per_tok"),
+                moe_intermediate_size=width,
+                # DeepSeek's rule (its modeling code and vLLM's); transformers ignores moe_layer_freq
+                moe_layers=tuple(i for i in range(first, layers) if i % freq == 0),
+                shared_expert_intermediate_size=width * r.int("n_shared_experts", zero=True))
+
+
+def _ernie_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """ERNIE 4.5: every `moe_layer_interval`-th layer between the start and end indices."""
+    start = r.int("moe_layer_start_index", zero=True)
+    end = r.raw("moe_layer_end_index")
+    if isinstance(end, bool) or not isinstance(end, int) or end < -1:
+        raise TypeError(f"{r.name('moe_layer_end_index')} must be a layer index or -1 (the last layer), got {end!r}")
+    end = layers - 1 if end == -1 else end
+    every = r.int("moe_layer_interval")
+    width = r.int("moe_intermediate_size")
+    return dict(num_experts=r.int("moe_num_experts"), num_experts_per_tok=r.int("moe_k"), moe_intermediate_size=width,
+                moe_layers=tuple(i for i in range(layers) if (i + 1) % every == 0 and start <= i <= end),
+                shared_expert_intermediate_size=width * r.int("moe_num_shared_experts", zero=True))
+
+
+def _llama4_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """Llama 4: `moe_layers` (or every `interleave_moe_layer_step`-th), one shared expert; dense layers wider."""
+    moe_layers = r.int_list("moe_layers", low=0, high=layers - 1)
+    if moe_layers is None:
+        step = r.int("interleave_moe_layer_step")
+        moe_layers = list(range(step - 1, layers, step))
+    return dict(num_experts=r.int("num_local_experts"), num_experts_per_tok=r.int("num_experts_per_tok"),
+                moe_intermediate_size=intermediate, shared_expert_intermediate_size=intermediate,
+                intermediate_size=r.int("intermediate_size_mlp"),  # the dense layers' width
+                moe_layers=tuple(sorted(set(moe_layers))))
+
+
+_EXPERT_RULES = {"every_layer": _every_layer, "qwen": _qwen_experts, "deepseek": _deepseek_experts,
+                 "ernie": _ernie_experts, "llama4": _llama4_experts}
+
+
+def _experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """Mixture-of-experts layout by the family's rule, with its router traits; {} for a dense model."""
+    if not fam.experts:
+        return {}
+    out = _EXPERT_RULES[fam.experts](r, fam, layers, intermediate)
+    norm = fam.norm_topk_prob
+    out.update(norm_topk_prob=norm if isinstance(norm, bool) else bool(r.c.get(norm, False)),
+               router_bias=fam.router_bias, expert_bias=fam.expert_bias, shared_expert_gate=fam.shared_expert_gate)
     if out.get("moe_layers") and out["num_experts_per_tok"] > out["num_experts"]:
-        key = "moe_k" if mt == "ernie4_5_moe" else "num_experts_per_tok"
+        key = "moe_k" if fam.experts == "ernie" else "num_experts_per_tok"
         raise ValueError(f"{r.name(key)} ({out['num_experts_per_tok']}) must be at most the number of "
                          f"routed experts ({out['num_experts']})")
     if not out.get("moe_layers"):  # a dense model after all: no expert fields
