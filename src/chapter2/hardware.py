@@ -26,7 +26,7 @@ from types import MappingProxyType
 
 from ._checks import finite_real
 
-__all__ = ["GPU", "GPUS", "OnChip", "TENSOR_DTYPES", "tensor_dtype", "custom_gpu", "get_gpu"]
+__all__ = ["GPU", "GPUS", "MATH_BITS", "OnChip", "TENSOR_DTYPES", "tensor_dtype", "custom_gpu", "get_gpu"]
 
 TERA = 1e12
 GIGA = 1e9
@@ -34,12 +34,15 @@ KIB = 1024
 MIB = 1024**2
 
 # Throughput is quoted per tensor-core dtype; other spellings map onto these keys.
-TENSOR_DTYPES = ("fp16", "bf16", "fp8")
-_DTYPE_ALIASES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float8": "fp8", "fp8_e4m3": "fp8", "e4m3": "fp8"}
+TENSOR_DTYPES = ("fp16", "bf16", "fp8", "fp4")
+_DTYPE_ALIASES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float8": "fp8", "fp8_e4m3": "fp8", "e4m3": "fp8",
+                  "float4": "fp4", "e2m1": "fp4", "nvfp4": "fp4", "mxfp4": "fp4"}
+MATH_BITS = {"fp16": 16, "bf16": 16, "fp8": 8, "fp4": 4}
+"""Bits per operand of each tensor-core math dtype (FP4 is E2M1 with block scales: NVFP4 or MXFP4)."""
 
 
 def tensor_dtype(dtype) -> str:
-    """Normalize a dtype name ('FP16', 'bfloat16', 'fp8') to a catalog key, or raise."""
+    """Normalize a math dtype name ('FP16', 'bfloat16', 'fp8', 'nvfp4') to a catalog key, or raise."""
     if not isinstance(dtype, str):
         raise TypeError(f"dtype must be a string such as 'fp16', got {dtype!r}")
     key = dtype.strip().lower()

@@ -42,15 +42,18 @@ hidden or vocabulary size, so its activations count zero.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from ._checks import dtype_bytes as _dtype_bytes
 from ._checks import finite_real, positive_int
-from .hardware import GPU, get_gpu, tensor_dtype
+from .hardware import GPU, MATH_BITS, get_gpu, tensor_dtype
 from .linear import matmul_cost
 from .models import ModelConfig, load_config
+from .models.config import MLA_FORMS
 
 __all__ = [
     "matmul_intensity",
@@ -61,6 +64,12 @@ __all__ = [
     "AttentionCost",
     "attention_intensity",
     "flash_attention_intensity",
+    "WEIGHT_FORMATS",
+    "KV_FORMATS",
+    "DEFAULT_WEIGHTS",
+    "PARALLEL",
+    "Formats",
+    "formats",
     "PhasePart",
     "PhaseEstimate",
     "LOGITS",
@@ -73,6 +82,8 @@ __all__ = [
     "prefill_critical_tokens",
     "RequestTimeline",
     "request_timeline",
+    "ServingBound",
+    "serving_throughput",
 ]
 
 
@@ -214,7 +225,122 @@ def flash_attention_intensity(N, d, dtype_bytes=2) -> AttentionCost:
     return AttentionCost("flash", N, d, b, steps)
 
 
+# --------------------------------------------------------------------------- number formats
+
+
+WEIGHT_FORMATS = MappingProxyType({
+    "fp16": 16.0,
+    "bf16": 16.0,
+    "fp8": 8.0,      # E4M3, one scale per tensor or per output channel: negligible
+    "int8": 8.0,     # one scale per output channel: negligible
+    "int4": 4.125,   # AWQ/GPTQ-style: 4-bit integers, one 16-bit scale per group of 128 (4 + 16/128)
+    "nvfp4": 4.5,    # E2M1, one FP8 E4M3 scale per block of 16 (4 + 8/16)
+    "mxfp4": 4.25,   # E2M1, one E8M0 scale per block of 32 (4 + 8/32), OCP Microscaling spec
+})
+"""Bits per stored weight, scales included, of each weight format `weight_dtype` accepts."""
+
+KV_FORMATS = ("fp16", "bf16", "fp8", "int8")
+"""Formats of the KV cache `kv_dtype` accepts (bytes per number: 2, 2, 1, 1)."""
+
+DEFAULT_WEIGHTS = MappingProxyType({"fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "fp4": "nvfp4"})
+"""The weight format used when `weight_dtype` is not given: the math dtype's own (FP4 math: NVFP4)."""
+
+PARALLEL = ("sharded", "replicated")
+"""How `n_gpus` hold the weights: "sharded" (tensor or expert parallel: one copy split over the GPUs)
+or "replicated" (data parallel: a full copy on each GPU, the batch split between them)."""
+
+
+@dataclass(frozen=True)
+class Formats:
+    """The number formats of a pass, checked once (`formats`).
+
+    `dtype` is the math: it sets the tensor-core peak and the bytes of activations.
+    `expert_bits` and `other_bits` are bits per stored weight (scales included) of
+    the routed experts and of every other weight; `weights` names them. `kv_dtype`
+    is the KV cache's format. A weight narrower than the math is widened on chip
+    as it is read (int4 weights with BF16 math: the W4A16 kernels of AWQ, GPTQ,
+    Marlin); a weight wider than the math is refused.
+    """
+
+    dtype: str
+    weights: str
+    expert_bits: float
+    other_bits: float
+    kv_dtype: str
+
+
+def _weight_format(name, value) -> tuple[str, float]:
+    if not isinstance(value, str) or value.strip().lower() not in WEIGHT_FORMATS:
+        raise ValueError(f"{name} must be one of {', '.join(WEIGHT_FORMATS)}, got {value!r}")
+    key = value.strip().lower()
+    return key, WEIGHT_FORMATS[key]
+
+
+def formats(dtype="fp16", weight_dtype=None, kv_dtype=None) -> Formats:
+    """Check and name the formats of a pass: math `dtype`, stored `weight_dtype`, `kv_dtype`.
+
+    `weight_dtype` is a name from WEIGHT_FORMATS, or a mapping {"experts": ..., "other": ...}
+    for a mixture of experts whose routed experts are stored apart (gpt-oss: MXFP4 experts,
+    BF16 attention). None: the math dtype's own format (DEFAULT_WEIGHTS). `kv_dtype` None:
+    the math dtype's, or FP8 under FP4 math.
+    """
+    d = tensor_dtype(dtype)
+    if weight_dtype is None:
+        weight_dtype = DEFAULT_WEIGHTS[d]
+    if isinstance(weight_dtype, Mapping):
+        if set(weight_dtype) != {"experts", "other"}:
+            raise ValueError(f"weight_dtype as a mapping must have the keys 'experts' and 'other', got {sorted(weight_dtype)}")
+        (e, eb), (o, ob) = (_weight_format(f"weight_dtype[{k!r}]", weight_dtype[k]) for k in ("experts", "other"))
+        name = e if e == o else f"experts {e}, other {o}"
+    else:
+        e, eb = o, ob = _weight_format("weight_dtype", weight_dtype)
+        name = e
+    for key, bits in ((e, eb), (o, ob)):
+        if math.floor(bits) > MATH_BITS[d]:
+            raise ValueError(f"weight_dtype {key!r} is wider than the math dtype {d!r}: {d} math reads weights of "
+                             f"at most {MATH_BITS[d]} bits; choose a weight_dtype of {MATH_BITS[d]} bits or fewer")
+    if kv_dtype is None:
+        kv = "fp8" if d == "fp4" else d
+    elif not isinstance(kv_dtype, str) or kv_dtype.strip().lower() not in KV_FORMATS:
+        raise ValueError(f"kv_dtype must be one of {', '.join(KV_FORMATS)}, got {kv_dtype!r}")
+    else:
+        kv = kv_dtype.strip().lower()
+    return Formats(d, name, eb, ob, kv)
+
+
 # --------------------------------------------------------------------------- LLM prefill and decode
+
+
+def _weights_streamed(params) -> float:
+    """Parameters a forward pass reads in full: all but an untied input embedding (a row lookup)."""
+    return params.total - (params.embedding if params.lm_head > 0 else 0)
+
+
+def _expert_params(model: ModelConfig) -> tuple[float, float]:
+    """(one routed expert's parameters summed over layers, all routed experts'); (0, 0) for a dense model."""
+    p = model.params()
+    n_experts, k = model.num_experts, model.num_experts_per_tok  # 0, 0 for a dense model
+    if n_experts <= 1 or p.total == p.active:
+        return 0.0, 0.0
+    per_expert = (p.total - p.active) / (n_experts - k)
+    return per_expert, n_experts * per_expert
+
+
+def _touched_bytes(model: ModelConfig, tokens: float, expert_bytes: float, other_bytes: float) -> float:
+    """Weight bytes `tokens` tokens read together (see `weight_bytes_touched`); tokens may be fractional."""
+    streamed = _weights_streamed(model.params())
+    _, experts = _expert_params(model)
+    if experts == 0:
+        return streamed * other_bytes
+    k_over_e = model.num_experts_per_tok / model.num_experts
+    touched = 1.0 - (1.0 - k_over_e) ** tokens
+    return (streamed - experts) * other_bytes + experts * touched * expert_bytes
+
+
+def _held_bytes(model: ModelConfig, f: Formats) -> float:
+    """Bytes to hold one copy of every weight in formats `f`."""
+    _, experts = _expert_params(model)
+    return (model.params().total - experts) * f.other_bits / 8 + experts * f.expert_bits / 8
 
 
 def weight_bytes_touched(model, tokens, weight_bytes_per_param) -> float:
@@ -229,15 +355,8 @@ def weight_bytes_touched(model, tokens, weight_bytes_per_param) -> float:
     """
     model = _model(model)
     tokens = positive_int("tokens", tokens)
-    weight_bytes_per_param = finite_real("weight_bytes_per_param", weight_bytes_per_param, low=0, low_open=True)
-    p = model.params()
-    streamed = _weights_streamed(p)
-    n_experts, k = model.num_experts, model.num_experts_per_tok  # 0, 0 for a dense model
-    if n_experts <= 1 or p.total == p.active:
-        return streamed * weight_bytes_per_param
-    per_expert = (p.total - p.active) / (n_experts - k)  # one expert's weights, summed over layers
-    touched = 1.0 - (1.0 - k / n_experts) ** tokens
-    return (streamed - n_experts * per_expert * (1.0 - touched)) * weight_bytes_per_param
+    b = finite_real("weight_bytes_per_param", weight_bytes_per_param, low=0, low_open=True)
+    return _touched_bytes(model, tokens, b, b)
 
 
 @dataclass(frozen=True)
@@ -251,14 +370,18 @@ class PhasePart:
 
 @dataclass(frozen=True)
 class PhaseEstimate:
-    """Roofline estimate of one prefill, or one decode step, on one GPU.
+    """Roofline estimate of one prefill, or one decode step, on `n_gpus` GPUs.
 
     Bytes follow the module's convention (weights + KV cache + activations,
     each moved once). `time` = max(flops / peak, bytes / bandwidth) is a lower
-    bound: no kernel beats the roof. `memory_needed` is the weights plus the
-    KV cache it holds. With `n_gpus` > 1 the work and the bytes are split
-    evenly (ideal tensor parallelism, communication ignored): n times the peak
-    and the bandwidth.
+    bound: no kernel beats the roof. `memory_needed` is the weights held plus the
+    KV cache. `dtype` is the math (it sets the peak), `weight_dtype` and `kv_dtype`
+    the stored formats. With `parallel="sharded"` the work and the bytes are split
+    evenly over `n_gpus` (ideal tensor or expert parallelism, communication
+    ignored): n times the peak and the bandwidth. With "replicated" each GPU holds
+    all the weights and ceil(batch / n) sequences: `busy_gpus` GPUs work, each
+    reading its own copy. `emitted` is the output tokens a decode step yields
+    (batch x accepted tokens with speculative decoding).
     """
 
     phase: str
@@ -273,6 +396,11 @@ class PhaseEstimate:
     dtype: str
     n_gpus: int = 1
     activation_bytes: float = 0.0
+    weight_dtype: str = ""
+    kv_dtype: str = ""
+    parallel: str = "sharded"
+    busy_gpus: int = 0
+    emitted: float = 0.0
 
     @property
     def bytes(self) -> float:
@@ -325,12 +453,16 @@ class PhaseEstimate:
         return "memory" if self.intensity < self.ridge else "compute"
 
     @property
+    def _gpus(self) -> int:
+        return self.busy_gpus or self.n_gpus
+
+    @property
     def compute_time(self) -> float:
-        return self.flops / (self.gpu.peak_flops(self.dtype) * self.n_gpus)
+        return self.flops / (self.gpu.peak_flops(self.dtype) * self._gpus)
 
     @property
     def memory_time(self) -> float:
-        return self.bytes / (self.gpu.bandwidth * self.n_gpus)
+        return self.bytes / (self.gpu.bandwidth * self._gpus)
 
     @property
     def time(self) -> float:
@@ -338,8 +470,8 @@ class PhaseEstimate:
 
     @property
     def tokens_per_s(self) -> float:
-        """Tokens processed per second across the batch (decode: batch / time per step)."""
-        return self.tokens / self.time
+        """Prefill: tokens processed per second. Decode: output tokens per second across the batch."""
+        return (self.emitted or self.tokens) / self.time
 
     @property
     def fits(self) -> bool:
@@ -367,12 +499,18 @@ def _logit_positions(logits, prompt_tokens: int) -> int:
     return 1 if logits == "last" else prompt_tokens
 
 
+def _mla_form(mla) -> str:
+    if mla not in MLA_FORMS:
+        raise ValueError(f"mla must be one of {', '.join(map(repr, MLA_FORMS))}, got {mla!r}")
+    return mla
+
+
 def _lm_head_flops(model: ModelConfig) -> int:
     """FLOPs of the LM head for one position: 2 x vocab x hidden (0 for a model given `from_numbers`)."""
     return 2 * model.vocab_size * model.hidden_size
 
 
-def prompt_flops(model, prompt_tokens, logits="last") -> float:
+def prompt_flops(model, prompt_tokens, logits="last", mla="expanded") -> float:
     """FLOPs of a causal prefill of one P-token prompt.
 
     Position i attends to i keys, so with every position's logits the prompt costs
@@ -380,34 +518,19 @@ def prompt_flops(model, prompt_tokens, logits="last") -> float:
     logits (they pick the first output token), so by default (`logits="last"`) the
     LM head runs once: the sum minus (P - 1) x 2 x vocab x hidden. `logits="all"`
     keeps the LM head at every position (scoring a prompt, training-style passes).
+    `mla` is the form of multi-head latent attention (ignored by other models):
+    engines run prefill "expanded" (`ModelConfig.attention_flops_per_key`).
 
     The sum is taken in closed form per layer (`ModelConfig.prefill_flops`): full
     attention, sliding windows and chunked attention each sum their keys exactly.
     """
     model = _model(model)
     P = positive_int("prompt_tokens", prompt_tokens)
-    skipped = P - _logit_positions(logits, P)  # positions whose logits are not computed
-    return _sum_over_prompt(model.flops_per_token, model, P) - skipped * _lm_head_flops(model)
+    return _prompt_flops(model, P, _logit_positions(logits, P), _mla_form(mla))
 
 
-def _sum_over_prompt(f, model: ModelConfig, prompt_tokens) -> float:
-    """sum_{i=1..P} f(i) for f = model.flops_per_token or model.attention_flops_per_token, exactly.
-
-    `ModelConfig.prefill_flops` / `prefill_attention_flops` sum each layer's keys in
-    closed form: full attention, a sliding window, or Llama 4's chunked attention
-    (whose keys fall back to 1 at every chunk start, so f is not piecewise affine).
-    """
-    P = positive_int("prompt_tokens", prompt_tokens)
-    if f == model.attention_flops_per_token:
-        return float(model.prefill_attention_flops(P))
-    if f == model.flops_per_token:
-        return float(model.prefill_flops(P))
-    raise ValueError(f"f must be the model's flops_per_token or attention_flops_per_token, got {f!r}")
-
-
-def _weights_streamed(params) -> float:
-    """Parameters a forward pass reads in full: all but an untied input embedding (a row lookup)."""
-    return params.total - (params.embedding if params.lm_head > 0 else 0)
+def _prompt_flops(model: ModelConfig, P: int, logit_positions: int, mla: str) -> float:
+    return float(model.prefill_flops(P, mla)) - (P - logit_positions) * _lm_head_flops(model)
 
 
 def activation_bytes(model, tokens, logit_positions, dtype="fp16") -> float:
@@ -421,42 +544,120 @@ def activation_bytes(model, tokens, logit_positions, dtype="fp16") -> float:
     model = _model(model)
     tokens = positive_int("tokens", tokens)
     logit_positions = positive_int("logit_positions", logit_positions)
-    per_number = _dtype_bytes("dtype", dtype)
+    return _activation_bytes(model, tokens, logit_positions, _dtype_bytes("dtype", dtype))
+
+
+def _activation_bytes(model: ModelConfig, tokens: float, logit_positions: float, per_number: float) -> float:
     hidden = 2 * model.num_hidden_layers * tokens * model.hidden_size
     return float((hidden + logit_positions * model.vocab_size) * per_number)
 
 
-def _phase_setup(model, gpu, dtype, kv_dtype):
-    model = _model(model)
-    g, d = _gpu_and_dtype(gpu, dtype)
-    return model, g, d, _dtype_bytes("dtype", d), d if kv_dtype is None else kv_dtype
+def _mla_reexpansion_flops(model: ModelConfig, cached: int) -> float:
+    """FLOPs to decompress `cached` latent tokens into every head's keys and values, all layers.
+
+    Decode in the expanded form over a latent cache (transformers 5 does this): each
+    cached latent goes through kv_b_proj again at every step, 2 x kv_lora_rank x
+    heads x (qk_nope + v) FLOPs per token and layer.
+    """
+    per_token = 2 * model.kv_lora_rank * model.num_attention_heads * (model.qk_nope_head_dim + model.v_head_dim)
+    return float(per_token * cached * model.num_hidden_layers)
 
 
-def prefill(model, prompt_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None, n_gpus=1,
-            logits="last") -> PhaseEstimate:
+@dataclass(frozen=True)
+class _Setup:
+    """Everything a pass needs besides its shape, checked once at a public entry point."""
+
+    model: ModelConfig
+    gpu: GPU
+    f: Formats
+    n_gpus: int
+    parallel: str
+
+
+def _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel) -> _Setup:
+    if parallel not in PARALLEL:
+        raise ValueError(f"parallel must be one of {', '.join(map(repr, PARALLEL))}, got {parallel!r}")
+    g, f = get_gpu(gpu), formats(dtype, weight_dtype, kv_dtype)
+    g.peak_flops(f.dtype)  # raises if this GPU has no tensor throughput in that math
+    return _Setup(_model(model), g, f, positive_int("n_gpus", n_gpus), parallel)
+
+
+def _groups(s: _Setup, batch: int) -> tuple[int, int]:
+    """(sequences per group of GPUs that shares one copy of the weights, busy groups)."""
+    if s.parallel == "sharded":
+        return batch, 1
+    per = math.ceil(batch / s.n_gpus)
+    return per, math.ceil(batch / per)
+
+
+def _estimate(s: _Setup, phase, batch, tokens, per_group, emitted) -> PhaseEstimate:
+    """A PhaseEstimate from one group's (flops, attention flops, weight, KV and activation bytes)."""
+    _, groups = _groups(s, batch)
+    flops, attention, weights, kv, acts = (groups * x for x in per_group)
+    copies = 1 if s.parallel == "sharded" else s.n_gpus
+    busy = s.n_gpus if s.parallel == "sharded" else groups
+    return PhaseEstimate(phase, batch, tokens, flops, attention, weights, kv, copies * _held_bytes(s.model, s.f) + kv,
+                         s.gpu, s.f.dtype, s.n_gpus, acts, s.f.weights, s.f.kv_dtype, s.parallel, busy, emitted)
+
+
+def _prefill(s: _Setup, P: int, batch: int, logit_positions: int, mla: str) -> PhaseEstimate:
+    b, _ = _groups(s, batch)
+    m, f = s.model, s.f
+    group = (b * _prompt_flops(m, P, logit_positions, mla),
+             b * float(m.prefill_attention_flops(P, mla)),
+             _touched_bytes(m, b * P, f.expert_bits / 8, f.other_bits / 8),
+             float(m.kv_cache_bytes(P, b, f.kv_dtype)),  # every kept K and V written once (MLA: the latent)
+             _activation_bytes(m, b * P, b * logit_positions, _dtype_bytes("dtype", f.dtype)))
+    return _estimate(s, "prefill", batch, batch * P, group, batch * P)
+
+
+def prefill(model, prompt_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", weight_dtype=None, kv_dtype=None,
+            n_gpus=1, parallel="sharded", logits="last", mla="expanded") -> PhaseEstimate:
     """Prefill `batch` prompts of `prompt_tokens` tokens each: one pass, weights read once.
 
     FLOPs: token i of a prompt attends to i keys (causal, itself included), and the
     LM head runs on the last position only (`logits="last"`, what a server does) or on
     every position (`logits="all"`): `prompt_flops`. Bytes (the module's convention):
     the weights once, the KV cache written for the prompt's tokens (a sliding-window
-    layer keeps only its window), and the activations: every block's input and output
-    hidden states and the logits. Its time is a lower bound on time to first token (TTFT).
+    layer keeps only its window; MLA writes its latent), and the activations: every
+    block's input and output hidden states and the logits. Its time is a lower bound
+    on time to first token (TTFT). Multi-head latent attention is costed in the
+    form engines prefill with, `mla="expanded"` (keys and values decompressed per
+    head); `mla="absorbed"` costs the decode form instead. `dtype`, `weight_dtype`,
+    `kv_dtype`: see `formats`; `n_gpus`, `parallel`: see `PhaseEstimate`.
     """
     P, batch = positive_int("prompt_tokens", prompt_tokens), positive_int("batch", batch)
-    model, g, d, wb, kv_dtype = _phase_setup(model, gpu, dtype, kv_dtype)
-    positions = _logit_positions(logits, P)
-    flops = batch * prompt_flops(model, P, logits)
-    attention = batch * _sum_over_prompt(model.attention_flops_per_token, model, P)
-    kv_bytes = model.kv_cache_bytes(P, batch, kv_dtype)  # every kept K and V written once
-    weights = weight_bytes_touched(model, batch * P, wb)
-    activations = activation_bytes(model, batch * P, batch * positions, d)
-    memory = model.params().total * wb + kv_bytes
-    return PhaseEstimate("prefill", batch, batch * P, flops, attention, weights, kv_bytes, memory, g, d,
-                         positive_int("n_gpus", n_gpus), activations)
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel)
+    return _prefill(s, P, batch, _logit_positions(logits, P), _mla_form(mla))
 
 
-def decode(model, context, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None, n_gpus=1) -> PhaseEstimate:
+def _decode(s: _Setup, context: int, batch: int, mla: str, draft: int, accepted: float) -> PhaseEstimate:
+    b, _ = _groups(s, batch)
+    m, f = s.model, s.f
+    q = draft + 1  # positions each sequence runs through the model this step
+    attention = sum(float(m.attention_flops_per_token(context + j, mla)) for j in range(q))
+    if m.uses_mla and mla == "expanded":
+        attention += _mla_reexpansion_flops(m, context - 1)  # the cache holds latents; expand them again
+    flops = 2.0 * m.params().matmul_active * q + attention
+    group = (b * flops, b * attention,
+             _touched_bytes(m, b * q, f.expert_bits / 8, f.other_bits / 8),
+             float(m.kv_cache_bytes(context + q - 1, b, f.kv_dtype)),  # context - 1 read, q written
+             _activation_bytes(m, b * q, b * q, _dtype_bytes("dtype", f.dtype)))
+    return _estimate(s, "decode", batch, batch, group, batch * accepted)
+
+
+def _speculation(draft_tokens, accepted_tokens) -> tuple[int, float]:
+    draft = positive_int("draft_tokens", draft_tokens, allow_zero=True)
+    if accepted_tokens is None:
+        if draft:
+            raise ValueError("accepted_tokens must be given with draft_tokens: the mean tokens a step keeps, "
+                             f"between 1 and draft_tokens + 1 = {draft + 1}")
+        return 0, 1.0
+    return draft, finite_real("accepted_tokens", accepted_tokens, low=1, high=draft + 1)
+
+
+def decode(model, context, *, batch=1, gpu="H100-SXM", dtype="fp16", weight_dtype=None, kv_dtype=None, n_gpus=1,
+           parallel="sharded", mla="absorbed", draft_tokens=0, accepted_tokens=None) -> PhaseEstimate:
     """One decode step for `batch` sequences, each `context` tokens long counting the new one.
 
     FLOPs: batch x flops_per_token(context). Bytes (the module's convention): the
@@ -466,17 +667,19 @@ def decode(model, context, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=No
     activations, each block's input and output for one token and its logits.
     Its time is a lower bound on time per output token (TPOT); tokens_per_s
     counts the whole batch.
+
+    Multi-head latent attention decodes `mla="absorbed"` (what FlashMLA, vLLM and
+    SGLang run); "expanded" re-expands the cached latents at every step.
+    Speculative decoding: each step verifies `draft_tokens` drafted tokens after
+    the new one (draft_tokens + 1 positions per sequence: that many times the
+    matmul FLOPs, the KV cache still read once) and keeps `accepted_tokens` of
+    them on average (1 to draft_tokens + 1), so tokens_per_s counts batch x
+    accepted_tokens. The drafter's own cost is not counted (a lower bound).
     """
     context, batch = positive_int("context", context), positive_int("batch", batch)
-    model, g, d, wb, kv_dtype = _phase_setup(model, gpu, dtype, kv_dtype)
-    flops = batch * model.flops_per_token(context)
-    attention = batch * model.attention_flops_per_token(context)
-    kv_bytes = model.kv_cache_bytes(context, batch, kv_dtype)  # a sliding window caps its layers' share
-    weights = weight_bytes_touched(model, batch, wb)
-    activations = activation_bytes(model, batch, batch, d)
-    memory = model.params().total * wb + kv_bytes
-    return PhaseEstimate("decode", batch, batch, flops, attention, weights, kv_bytes, memory, g, d,
-                         positive_int("n_gpus", n_gpus), activations)
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel)
+    draft, accepted = _speculation(draft_tokens, accepted_tokens)
+    return _decode(s, context, batch, _mla_form(mla), draft, accepted)
 
 
 def _smallest(compute_bound, limit: int):
@@ -492,8 +695,8 @@ def _smallest(compute_bound, limit: int):
     return hi
 
 
-def prefill_critical_tokens(model, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None, logits="last",
-                            max_tokens=1 << 24):
+def prefill_critical_tokens(model, *, batch=1, gpu="H100-SXM", dtype="fp16", weight_dtype=None, kv_dtype=None,
+                            logits="last", mla="expanded", max_tokens=1 << 24):
     """Shortest prompt whose prefill is compute bound (intensity >= the GPU's ops:byte), or None.
 
     A prefill reads the weights once for all its tokens, so its intensity grows
@@ -504,17 +707,20 @@ def prefill_critical_tokens(model, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_
     the pass: `batch` prompts of P tokens cross at about 1 / batch the length).
     """
     max_tokens = positive_int("max_tokens", max_tokens)
-    model = _model(model)
+    batch = positive_int("batch", batch)
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, 1, "sharded")
+    _logit_positions(logits, 1)  # checks `logits`
+    mla = _mla_form(mla)
 
     def compute_bound(P):
-        est = prefill(model, P, batch=batch, gpu=gpu, dtype=dtype, kv_dtype=kv_dtype, logits=logits)
+        est = _prefill(s, P, batch, _logit_positions(logits, P), mla)
         return est.intensity >= est.ridge
 
     return _smallest(compute_bound, max_tokens)
 
 
-def decode_critical_batch(model, context, *, gpu="H100-SXM", dtype="fp16", kv_dtype=None, part="step",
-                          max_batch=1 << 24):
+def decode_critical_batch(model, context, *, gpu="H100-SXM", dtype="fp16", weight_dtype=None, kv_dtype=None,
+                          part="step", mla="absorbed", max_batch=1 << 24):
     """Smallest batch at which decode becomes compute bound, or None if it never does.
 
     Batching multiplies the useful work per weight read, so intensity rises
@@ -532,10 +738,11 @@ def decode_critical_batch(model, context, *, gpu="H100-SXM", dtype="fp16", kv_dt
     max_batch = positive_int("max_batch", max_batch)
     if part not in ("step", "weights"):
         raise ValueError(f"part must be 'step' or 'weights', got {part!r}")
-    model = _model(model)
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, 1, "sharded")
+    mla = _mla_form(mla)
 
     def compute_bound(b):
-        est = decode(model, context, batch=b, gpu=gpu, dtype=dtype, kv_dtype=kv_dtype)
+        est = _decode(s, context, b, mla, 0, 1.0)
         return (est.intensity if part == "step" else est.weights_intensity) >= est.ridge
 
     return _smallest(compute_bound, max_batch)
@@ -552,7 +759,7 @@ class RequestTimeline:
     token k + 1. For output token k = 1 .. n (index k - 1): `token_times` is when it is ready,
     `contexts` the tokens then in each sequence's KV cache (P + k - 1: token k itself is written by
     the next step) and `kv_bytes` the batch's KV cache then. `decode` holds the n - 1 decode steps.
-    `weight_bytes` are the weights in memory, `memory` the GPUs' memory.
+    `weight_bytes` are the weights in memory (every copy, when replicated), `memory` the GPUs' memory.
     """
 
     model: ModelConfig
@@ -567,6 +774,8 @@ class RequestTimeline:
     weight_bytes: float
     memory: float
     kv_dtype: str
+    n_gpus: int = 1
+    parallel: str = "sharded"
 
     @property
     def ttft(self) -> float:
@@ -586,31 +795,111 @@ class RequestTimeline:
         return float(self.model.kv_cache_bytes(positive_int("context", context), 1, self.kv_dtype))
 
     def capacity(self, context) -> int:
-        """How many sequences of `context` tokens fit: floor(memory left / one sequence's KV cache), at least 0."""
-        return max(0, math.floor(self.memory_left / self.kv_bytes_per_sequence(context)))
+        """How many sequences of `context` tokens fit: floor(memory left / one sequence's KV cache), at least 0.
+
+        Replicated weights: each GPU holds its own copy, and a sequence's cache lives on one GPU,
+        so each GPU's room is counted apart.
+        """
+        per_sequence = self.kv_bytes_per_sequence(context)
+        if self.parallel == "replicated":
+            per_gpu = (self.memory - self.weight_bytes) / self.n_gpus
+            return self.n_gpus * max(0, math.floor(per_gpu / per_sequence))
+        return max(0, math.floor(self.memory_left / per_sequence))
 
 
-def request_timeline(model, prompt_tokens, output_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", kv_dtype=None,
-                     n_gpus=1) -> RequestTimeline:
+def request_timeline(model, prompt_tokens, output_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16",
+                     weight_dtype=None, kv_dtype=None, n_gpus=1, parallel="sharded", prefill_mla="expanded",
+                     decode_mla="absorbed") -> RequestTimeline:
     """Prefill, then `output_tokens - 1` decode steps, timed with `prefill` and `decode` (their lower bounds).
 
     `batch` sequences with the same prompt and output lengths run in lockstep: one prefill of the
     batch's prompts (its time is the time to first token), then one decode step per further output
     token, at context P + 1, P + 2, ..., P + n - 1 (counting the token that goes in). The weights
-    take params x bytes per parameter of `dtype` (what `PhaseEstimate.memory_needed` counts).
+    take their stored bytes (`weight_dtype`; what `PhaseEstimate.memory_needed` counts), once per
+    GPU when replicated.
     """
     P, n = positive_int("prompt_tokens", prompt_tokens), positive_int("output_tokens", output_tokens)
-    batch, n_gpus = positive_int("batch", batch), positive_int("n_gpus", n_gpus)
-    model = _model(model)
-    g, d = _gpu_and_dtype(gpu, dtype)
-    kv_dtype = d if kv_dtype is None else kv_dtype
-    pre = prefill(model, P, batch=batch, gpu=g, dtype=d, kv_dtype=kv_dtype, n_gpus=n_gpus)
-    steps = tuple(decode(model, P + k, batch=batch, gpu=g, dtype=d, kv_dtype=kv_dtype, n_gpus=n_gpus)
-                  for k in range(1, n))
+    batch = positive_int("batch", batch)
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel)
+    pre = _prefill(s, P, batch, 1, _mla_form(prefill_mla))
+    dm = _mla_form(decode_mla)
+    steps = tuple(_decode(s, P + k, batch, dm, 0, 1.0) for k in range(1, n))
     times = [pre.time]
     for step in steps:
         times.append(times[-1] + step.time)
     contexts = tuple(P + k - 1 for k in range(1, n + 1))
-    kv = tuple(float(model.kv_cache_bytes(c, batch, kv_dtype)) for c in contexts)
-    return RequestTimeline(model, P, n, batch, pre, steps, tuple(times), contexts, kv,
-                           float(pre.memory_needed - pre.kv_bytes), float(g.memory_bytes * n_gpus), kv_dtype)
+    kv = tuple(float(s.model.kv_cache_bytes(c, batch, s.f.kv_dtype)) for c in contexts)
+    copies = 1 if s.parallel == "sharded" else s.n_gpus
+    return RequestTimeline(s.model, P, n, batch, pre, steps, tuple(times), contexts, kv,
+                           copies * _held_bytes(s.model, s.f), float(s.gpu.memory_bytes * s.n_gpus), s.f.kv_dtype,
+                           s.n_gpus, s.parallel)
+
+
+# --------------------------------------------------------------------------- serving many requests
+
+
+@dataclass(frozen=True)
+class ServingBound:
+    """Steady-state throughput bound of continuous batching at `concurrency` requests in flight.
+
+    One cycle: each of the `concurrency` sequences is prefilled (P tokens) and decoded
+    (n - 1 steps), the prefills riding along with decode steps (chunked prefill), so the
+    cycle reads the weights once per step. `time` = max(FLOPs / peak, bytes / bandwidth)
+    over the whole cycle (compute and memory overlap perfectly): no schedule is faster.
+    """
+
+    concurrency: int
+    prompt_tokens: int
+    output_tokens: int
+    flops: float
+    bytes: float
+    time: float
+    bound: str
+    gpu: GPU
+    n_gpus: int
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        return self.concurrency * self.output_tokens / self.time
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.concurrency / self.time
+
+
+def serving_throughput(model, prompt_tokens, output_tokens, *, concurrency=None, gpu="H100-SXM", dtype="fp16",
+                       weight_dtype=None, kv_dtype=None, n_gpus=1, parallel="sharded", prefill_mla="expanded",
+                       decode_mla="absorbed") -> ServingBound:
+    """Upper bound on output tokens/s when requests of P in, n out stream through continuous batching.
+
+    At a steady `concurrency` C, the engine runs C sequences at once; a finished one is replaced by a
+    new one whose prefill is chunked into the decode steps. Over one cycle of n steps it does
+    C prompts' prefill FLOPs and C x (n - 1) decode tokens' FLOPs, and reads the weights once per step
+    (n times), every sequence's KV cache once per step and its activations. The time is the roofline
+    of the whole cycle. `concurrency` None: the largest C whose KV caches at P + n tokens fit
+    beside the weights (`RequestTimeline.capacity`). Replicated weights split C over the GPUs.
+    """
+    P, n = positive_int("prompt_tokens", prompt_tokens), positive_int("output_tokens", output_tokens)
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel)
+    held = _held_bytes(s.model, s.f)
+    per_sequence = float(s.model.kv_cache_bytes(P + n, 1, s.f.kv_dtype))
+    if concurrency is None:
+        if s.parallel == "sharded":
+            C = math.floor((s.gpu.memory_bytes * s.n_gpus - held) / per_sequence)
+        else:
+            C = s.n_gpus * math.floor((s.gpu.memory_bytes - held) / per_sequence)
+        if C < 1:
+            raise ValueError(f"no sequence of {P + n} tokens fits beside the weights on {s.n_gpus} x {s.gpu.key}")
+    else:
+        C = positive_int("concurrency", concurrency)
+    b, groups = _groups(s, C)
+    pre = _prefill(s, P, b, 1, _mla_form(prefill_mla))
+    dm = _mla_form(decode_mla)
+    steps = [_decode(s, P + k, b, dm, 0, 1.0) for k in range(1, n)]
+    flops = pre.flops + sum(st.flops for st in steps)
+    weight_reads = sum(st.weight_bytes for st in steps) if steps else pre.weight_bytes
+    nbytes = weight_reads + pre.kv_bytes + pre.activation_bytes + sum(st.kv_bytes + st.activation_bytes for st in steps)
+    gpus = s.n_gpus if s.parallel == "sharded" else 1  # one group's GPUs
+    compute, memory = flops / (s.gpu.peak_flops(s.f.dtype) * gpus), nbytes / (s.gpu.bandwidth * gpus)
+    return ServingBound(b * groups, P, n, groups * flops, groups * nbytes, max(compute, memory),
+                        "compute" if compute >= memory else "memory", s.gpu, s.n_gpus)
