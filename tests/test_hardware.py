@@ -11,7 +11,8 @@ import pytest
 from chapter2 import calculators
 from chapter2.hardware import GPUS, custom_gpu, get_gpu
 
-REQUIRED = ["A100-SXM", "H100-SXM", "H200-SXM", "B200", "L4", "L40S", "MI300X"]
+REQUIRED = ["A100-SXM", "H100-SXM", "H200-SXM", "B200", "L4", "L40S", "MI300X",
+            "H800-SXM", "H20", "GH200", "GB200", "GB300", "MI325X", "MI355X", "RTX-PRO-6000"]
 
 
 def raw_catalog():
@@ -43,6 +44,26 @@ def test_h100_ops_per_byte_is_the_chapters_295():
         # "FP16/BF16 Tensor Core 4.5 PFLOPS" and "FP8/FP6 9 PFLOPS", both with sparsity (dense is half)
         ("B200", "fp16", 2250, 7.7, 180),
         ("B200", "fp8", 4500, 7.7, 180),
+        # same datasheet, HGX B200 column: "FP4 Tensor Core 18 PFLOPS" with sparsity, 9 dense
+        ("B200", "fp4", 9000, 7.7, 180),
+        # same datasheet, GB200 NVL72 column per GPU: FP4 20 PFLOPS sparse (10 dense), 186 GB HBM3E, 8 TB/s
+        ("GB200", "fp4", 10000, 8.0, 186),
+        ("GB200", "bf16", 2500, 8.0, 186),
+        # Verda's per-GPU table, without sparsity: GB300 FP4 15 PFLOPS, FP8 5, 279 GB, 8 TB/s
+        ("GB300", "fp4", 15000, 8.0, 279),
+        # H20: 148 TFLOPS FP16 dense, 296 INT8 (= FP8 on Hopper), 96 GB at 4.0 TB/s
+        ("H20", "fp16", 148, 4.0, 96),
+        ("H20", "fp8", 296, 4.0, 96),
+        # H800 and GH200 (96 GB HBM3 at 4 TB/s): the H100 SXM5's Hopper GPU
+        ("H800-SXM", "fp8", 1978.9, 3.35, 80),
+        ("GH200", "fp16", 989.4, 4.0, 96),
+        # MI325X: FP16 1,307.4 and FP8 2,614.9 TFLOPS dense, 256 GB at 6 TB/s
+        ("MI325X", "fp8", 2614.9, 6.0, 256),
+        # MI355X: 8,192 FP8 FLOPs per clock per CU (ISSCC) x 256 CUs x 2.4 GHz; FP4 twice that; 288 GB at 8 TB/s
+        ("MI355X", "fp8", round(8192 * 256 * 2.4e9 / 1e12, 1), 8.0, 288),
+        ("MI355X", "fp4", round(2 * 8192 * 256 * 2.4e9 / 1e12, 1), 8.0, 288),
+        # RTX PRO 6000 Blackwell: "4,000 AI TOPS" (FP4, sparse): 2,000 dense; 96 GB GDDR7 at 1,792 GB/s
+        ("RTX-PRO-6000", "fp4", 2000, 1.792, 96),
     ],
 )
 def test_catalog_matches_the_datasheets(key, dtype, tflops, tb_s, gb):
@@ -81,10 +102,25 @@ def test_peaks_are_dense_and_sparse_figures_are_flagged_apart():
     # (If a sparse number had slipped into `tflops`, the ratio would be 1 and this would fail.)
     # 3 %: the L40S datasheet itself prints 362.05 dense next to 733 sparse, a ratio of 2.02.
     for gpu in GPUS.values():
-        assert gpu.sparse_flops, gpu.key
         for dtype, sparse in gpu.sparse_flops.items():
             assert sparse / gpu.dense_flops[dtype] == pytest.approx(2, rel=0.03), (gpu.key, dtype)
     assert "sparse_tflops" in raw_catalog()["gpus"]["H100-SXM"]
+    assert sum(bool(g.sparse_flops) for g in GPUS.values()) >= 12
+
+
+def test_fp4_where_the_vendor_publishes_it_and_a_reason_where_not():
+    with_fp4 = {k for k, g in GPUS.items() if "fp4" in g.dense_flops}
+    assert with_fp4 == {"B200", "GB200", "GB300", "MI355X", "RTX-PRO-6000"}
+    for key in set(GPUS) - with_fp4:
+        with pytest.raises(ValueError, match=f"{key} has no FP4 tensor throughput .*(no FP4|CDNA 3)"):
+            GPUS[key].peak_flops("fp4")
+    # FP4 doubles FP8 on every Blackwell and CDNA 4 part but Blackwell Ultra, which raised it to 3x
+    for key in with_fp4 - {"GB300"}:
+        assert GPUS[key].peak_flops("fp4") == pytest.approx(2 * GPUS[key].peak_flops("fp8"), rel=1e-3)
+    assert GPUS["GB300"].peak_flops("fp4") == 3 * GPUS["GB300"].peak_flops("fp8")
+    # the H20 trades compute for bandwidth: the lowest ops:byte in the catalog, 148 / 4.0 = 37
+    assert min(GPUS.values(), key=lambda g: g.ops_per_byte("fp16")).key == "H20"
+    assert GPUS["H20"].ops_per_byte("fp16") == pytest.approx(37)
 
 
 def test_missing_dtype_is_a_clear_error():
@@ -179,6 +215,12 @@ KIB, MIB = 1024, 1024**2
         ("MI300X", 304, 64, 32),
         # B200: the Blackwell datasheet the catalog uses gives no on-chip sizes
         ("B200", None, None, None),
+        # MI325X: 304 CUs, 64 KiB LDS, 32 MiB L2; MI355X: 256 CUs, 160 KiB LDS, 32 MiB L2 (ROCm GPU specifications)
+        ("MI325X", 304, 64, 32),
+        ("MI355X", 256, 160, 32),
+        # H20: 78 SMs (Geekbench listing), 60 MB L2; RTX PRO 6000: 188 SMs, 128 MB L2
+        ("H20", 78, 228, 60),
+        ("RTX-PRO-6000", 188, None, 128),
     ],
 )
 def test_on_chip_memory_matches_the_published_figures(key, sms, shared_kib, l2_mib):
