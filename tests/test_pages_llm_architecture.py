@@ -167,8 +167,17 @@ def test_multi_head_latent_attention_facts():
     # Llama 3.1 8B: 2 x 32 heads x (128 + 128) FLOPs per key over 2 x 8 x 128 x 2 bytes
     nq, nkv, d = llama["num_attention_heads"], llama["num_key_value_heads"], 128
     assert la.llama_8b_attention_intensity().value == 2 * nq * 2 * d / (2 * nkv * d * 2) == 4
+    # a 32,768-token prefill, compute bound in FP8 either way: the same weight matmuls, attention over
+    # P (P + 1) / 2 keys per layer at 278,528 (absorbed) or 81,920 (expanded) FLOPs each; LM head on the last position
+    P = 32_768
+    matmuls = 2 * load_config("DeepSeek-V3").params().matmul_active * P - (P - 1) * 2 * ds["vocab_size"] * ds["hidden_size"]
+    keys = layers * P * (P + 1) // 2
+    assert la.deepseek_v3_mla_prefill_tokens().value == P
+    ratio = (matmuls + 278_528 * keys) / (matmuls + 81_920 * keys)
+    assert la.deepseek_v3_prefill_absorbed_over_expanded().value == pytest.approx(ratio)
+    assert str(la.deepseek_v3_prefill_absorbed_over_expanded()) == "2.28×"
     for name in ("deepseek_v3_mla_cached_per_layer", "deepseek_v3_absorbed_flops_per_key", "deepseek_v3_mixed_intensity",
-                 "deepseek_v3_expanded_per_layer"):
+                 "deepseek_v3_expanded_per_layer", "deepseek_v3_prefill_absorbed_over_expanded"):
         assert f"llm_architecture.{name} }}}}" in PAGE, name
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from .. import attention, moe
+from .. import attention, moe, roofline
 from ..format import Bytes, Int, Num, Pct, Table, Text, Times
 from ..models import FAMILIES, ModelConfig, describe_architecture, list_configs, load_config
 from . import Card, Leaf, fact
@@ -451,6 +451,24 @@ def deepseek_v3_mixed_intensity() -> Num:
     """The mixed accounting an earlier version of the page used: expanded-form FLOPs over latent-cache bytes."""
     d = _deepseek()
     return Num(d.attention_flops_per_key("expanded") / (d.kv_cache_elements_per_token(0) * 2), 3)
+
+
+MLA_PREFILL_TOKENS = 32_768  # a long prompt, where attention is much of a prefill's work
+
+
+@fact
+def deepseek_v3_mla_prefill_tokens() -> Int:
+    """Prompt length of the prefill costed in both MLA forms."""
+    return Int(MLA_PREFILL_TOKENS)
+
+
+@fact
+def deepseek_v3_prefill_absorbed_over_expanded() -> Times:
+    """How much longer `roofline.prefill` says a DeepSeek-V3 prefill takes if costed in the absorbed form instead
+    of the expanded form engines prefill with (FP8 on an H100: compute bound either way, so a FLOP ratio)."""
+    expanded = roofline.prefill(_deepseek(), MLA_PREFILL_TOKENS, dtype="fp8")
+    absorbed = roofline.prefill(_deepseek(), MLA_PREFILL_TOKENS, dtype="fp8", mla="absorbed")
+    return Times(absorbed.time / expanded.time)
 
 
 @fact
