@@ -257,3 +257,70 @@ def test_marks_outside_a_fixed_range_are_left_out():
                         [charts.rule("x", 50, "far"), charts.rule("x", 5, "near")])
     svg = charts.render(spec, data, uid="t", title="Clipped")
     assert svg.count("c2-chart__pt") == 1 and "near" in svg and ">far<" not in svg
+
+
+# ------------------------------------------------------------------ 2.4's roofline to play with
+
+
+def _notes(name, raw):
+    """{first line of each label written beside a point: (its x, its y)} of the chart CPython draws."""
+    data = _chart(name, "chart", raw)
+    return {p["label"].split("\n")[0]: (p["x"], p["y"]) for p in data["points"] if p.get("note")}
+
+
+def test_roofline_play_shades_both_regions_and_labels_the_ridge_and_the_points():
+    gpu = hardware.get_gpu("H100-SXM")
+    ridge = 989.4e12 / 3.35e12  # dense FP16 peak over HBM3 bandwidth, from NVIDIA's H100 datasheet
+    data = _chart("roofline_play", "chart")
+    memory, compute = data["bands"]
+    assert (memory["label"], compute["label"]) == ("memory bound", "compute bound")
+    assert memory["hi"] == compute["lo"] == pytest.approx(ridge, rel=1e-5) == pytest.approx(gpu.ops_per_byte("fp16"))
+    assert data["rules"][0]["label"] == "ridge: 295 FLOP/B"
+    spec = calculators.get("roofline_play").outputs[0].chart
+    assert spec.x_log and spec.y_log and "FLOP per byte" in spec.x_label and "TFLOP/s" in spec.y_label
+    svg = _parse(_html("roofline_play", "chart")).find(f"{SVG}svg")
+    written = " ".join("".join(t.itertext()) for t in svg.iter(f"{SVG}text"))
+    for label in ("memory bound", "compute bound", "ridge: 295 FLOP/B", "decode, batch 1", "prefill, 1,024 tokens"):
+        assert label in written, label  # on the plot itself, not in a numbered key
+    assert not re.search(r"\d\.\d{4}|e[+-]?\d", written), written  # numbers as people write them
+
+
+def test_roofline_play_batch_moves_decode_towards_the_ridge_and_context_moves_prefill_past_it():
+    ridge = hardware.get_gpu("H100-SXM").ops_per_byte("fp16")
+    decode = [_notes("roofline_play", {"batch": str(k), "context": "6"})[f"decode, batch {2**k:,}"][0] for k in range(11)]
+    assert decode == sorted(decode) and decode[0] < ridge / 100 and decode[-1] > ridge  # 64 tokens: it gets past
+    # prefill of a prompt of P tokens reads the 8B model's weights once: about P FLOP per byte at 16 bits
+    prefill = {k: _notes("roofline_play", {"context": str(k)})[f"prefill, {2**k:,} tokens"][0] for k in (4, 7, 10, 13)}
+    assert prefill[4] < ridge < prefill[10] and list(prefill.values()) == sorted(prefill.values())
+    assert prefill[10] == pytest.approx(2**10, rel=0.15)
+    # a longer context pulls decode back: every sequence reads its own KV cache
+    short, long = (_notes("roofline_play", {"batch": "8", "context": c})["decode, batch 256"][0] for c in ("8", "15"))
+    assert long < short / 4
+    h100, l4 = (_notes("roofline_play", {"gpu": g})["prefill, 1,024 tokens"][1] for g in ("H100-SXM", "L4"))
+    assert h100 == pytest.approx(989.4, rel=1e-4) and l4 == pytest.approx(121, rel=1e-4)  # on each GPU's flat roof
+
+
+def test_a_slider_over_named_positions_shows_the_position_s_name():
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    import directives
+
+    html = directives.render_calculator("roofline_play")
+    assert 'aria-valuetext="1,024"' in html and "data-labels=" in html
+    assert re.search(r'data-field-value="context" data-labels="[^"]*">1,024</output>', html)
+
+
+def test_bands_and_notes_are_checked_and_drawn():
+    spec = charts.ChartSpec("x", "y", x_log=True, y_log=True, x_range=(1, 100), y_range=(1, 100))
+    with pytest.raises(ValueError):
+        charts.band("x", 5, 2)
+    with pytest.raises(ValueError):
+        charts.check(spec, charts.chart([charts.series("s", [1, 2], [1, 2])], bands=[charts.band("x", 0, 2)]))
+    data = charts.chart([charts.series("s", [1, 100], [1, 100])],
+                        [charts.point(10, 10, "a\nfirst", note=True), charts.point(10, 10, "b\nsame place", note=True)],
+                        bands=[charts.band("x", 1, 10, "left", color=0)])
+    svg = _parse(charts.render(spec, data, uid="t", title="t")).find(f"{SVG}svg")
+    notes = [t for t in svg.iter(f"{SVG}text") if t.get("class") == "c2-chart__note"]
+    assert ["".join(t.itertext()) for t in notes] == ["afirst", "bsame place"]
+    assert abs(float(notes[0].get("y")) - float(notes[1].get("y"))) >= charts.FONT * 2  # moved apart, not on top
+    assert any(r.get("class") == "c2-chart__band" for r in svg.iter(f"{SVG}rect"))
+    assert "Shaded: left, x from 1 to 10." in svg.find(f"{SVG}desc").text

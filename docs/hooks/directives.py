@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import html
 import io
+import json
 import math
 import re
 import runpy
@@ -176,8 +177,14 @@ def _field_html(calc: str, field) -> str:
             attrs = [a if not a.startswith("max=") else f'max="{top:g}"' for a in attrs]
             attrs.append(f'data-max-from="{e(field.max_from)}"')
         if field.kind == "range":
+            shown, labels = field.default, ""
+            if field.options:  # a slider over named positions (2^k): the value shown is the position's label
+                names = {int(v): str(label) for v, label in field.options}
+                shown = names[int(field.default)]
+                labels = f' data-labels="{e(json.dumps(names, ensure_ascii=False))}"'
+                attrs.append(f'aria-valuetext="{e(shown)}"')
             control = (f'<input id="{fid}" name="{e(field.name)}" type="range" value="{field.default}" {" ".join(attrs)}>'
-                       f'<output for="{fid}" data-field-value="{e(field.name)}">{field.default}</output>')
+                       f'<output for="{fid}" data-field-value="{e(field.name)}"{labels}>{e(str(shown))}</output>')
             if field.stepper:  # Back / Forward beside the slider (charts.js); the slider steps with the arrow keys
                 control = (f'<button type="button" class="md-button c2-step" data-step="-1" aria-controls="{fid}">'
                            f'<span aria-hidden="true">◀ </span>Back</button>{control}'

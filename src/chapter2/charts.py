@@ -30,14 +30,15 @@ from dataclasses import dataclass
 
 from .format import counted, sig
 
-__all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "lane", "grid", "render", "check",
-           "digest", "linspace", "logspace"]
+__all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "band", "lane", "grid", "render",
+           "check", "digest", "linspace", "logspace"]
 
 INK = "#8a8f98"  # axes and grid: mid grey, readable on white and on Material's slate background
 PALETTE = ["#3f7fd8", "#e0712c", "#2ca58d", "#c2459b", "#8c6bd6", "#b8a12a"]
 KINDS = ("line", "step", "scatter", "bars")
 SPEC_KINDS = ("xy", "grid")  # a plot with axes (chart()), or a table of coloured cells (grid())
-W, FONT = 400, 13  # viewBox width and font size (user units); the page scales the SVG to its column
+W, FONT = 320, 13  # viewBox width and font size (user units); the page scales the SVG to its column:
+# 320 units drawn on a 375 px phone (a column of about 310 px) keep 13-unit text at 12.6 px
 TOP, RIGHT, BOTTOM = 10, 14, 38
 
 
@@ -86,13 +87,16 @@ def series(label: str, x, y, *, kind: str = "line", color: int | None = None, da
     return s
 
 
-def point(x, y, label: str = "", *, color: int | None = None, legend: bool = False) -> dict:
-    """A marker (the current input on a curve). legend=True lists it in the legend, else only in the description."""
+def point(x, y, label: str = "", *, color: int | None = None, legend: bool = False, note: bool = False) -> dict:
+    """A marker (the current input on a curve). legend=True lists it in the legend, else only in the description;
+    note=True writes its label on the plot beside it (a point labelled directly, no key to look up)."""
     p = {"x": _r(x), "y": _r(y), "label": str(label)}
     if color is not None:
         p["color"] = int(color)
     if legend:
         p["legend"] = True
+    if note:
+        p["note"] = True
     return p
 
 
@@ -105,6 +109,20 @@ def rule(axis: str, at, label: str = "", *, bottom: bool = False) -> dict:
     if bottom:
         r["bottom"] = True
     return r
+
+
+def band(axis: str, lo, hi, label: str = "", *, color: int | None = None) -> dict:
+    """A shaded stretch of the plot: axis 'x' shades lo <= x <= hi over the whole height (a region: memory bound),
+    'y' a horizontal stripe. Its label is written inside it, at the top. color: palette index; -1 is INK."""
+    if axis not in ("x", "y"):
+        raise ValueError(f"band axis must be 'x' or 'y', got {axis!r}")
+    a, b = _r(lo), _r(hi)
+    if not a < b:
+        raise ValueError(f"band {label!r}: lo must be below hi, got {a} and {b}")
+    g = {"axis": axis, "lo": a, "hi": b, "label": str(label)}
+    if color is not None:
+        g["color"] = int(color)
+    return g
 
 
 def lane(label: str, edges, *, color: int | None = None) -> dict:
@@ -122,11 +140,14 @@ def lane(label: str, edges, *, color: int | None = None) -> dict:
     return g
 
 
-def chart(series=(), points=(), rules=(), summary: str = "", lanes=()) -> dict:
-    """The value a calculator returns for a chart output (kind "xy"). `lanes`: `lane()` blocks above the plot."""
+def chart(series=(), points=(), rules=(), summary: str = "", lanes=(), bands=()) -> dict:
+    """The value a calculator returns for a chart output (kind "xy"). `lanes`: `lane()` blocks above the plot;
+    `bands`: `band()` shaded regions under everything else."""
     data = {"series": list(series), "points": list(points), "rules": list(rules), "summary": str(summary)}
-    if lanes:  # only when there are some: the data (and digest) of charts without lanes stay as they were
+    if lanes:  # only when there are some: the data (and digest) of charts without them stay as they were
         data["lanes"] = list(lanes)
+    if bands:
+        data["bands"] = list(bands)
     return data
 
 
@@ -172,6 +193,9 @@ def _numbers(data: dict):
         yield p["y"]
     for r in data["rules"]:
         yield r["at"]
+    for b in data.get("bands", ()):
+        yield b["lo"]
+        yield b["hi"]
 
 
 XY_KEYS = {"series", "points", "rules", "summary"}
@@ -189,13 +213,14 @@ def check(spec: ChartSpec, data: dict) -> None:
     if _spec(spec).kind == "grid":
         _check_grid(data)
         return
-    if not isinstance(data, dict) or not XY_KEYS <= set(data) <= XY_KEYS | {"lanes"}:
+    if not isinstance(data, dict) or not XY_KEYS <= set(data) <= XY_KEYS | {"lanes", "bands"}:
         raise TypeError("a chart output must be built with chapter2.charts.chart()")
     if not all(math.isfinite(v) for v in _numbers(data)):
         raise ValueError("the chart has a value that is not a finite number")
     for axis, log in (("x", spec.x_log), ("y", spec.y_log)):
         values = [v for s in data["series"] for v in s[axis]] + [p[axis] for p in data["points"]]
         values += [r["at"] for r in data["rules"] if r["axis"] == axis]
+        values += [v for b in data.get("bands", ()) if b["axis"] == axis for v in (b["lo"], b["hi"])]
         if axis == "x":
             values += [v for g in data.get("lanes", ()) for v in g["edges"]]
         if log and any(v <= 0 for v in values):
@@ -345,6 +370,59 @@ def _bars(s: dict, xa: _Axis, ya: _Axis, color: str) -> str:
     return f'<g fill="{color}">{"".join(rects)}</g>'
 
 
+def _band(b: dict, xa: _Axis, ya: _Axis, box, color: str) -> str:
+    """A shaded region, clipped to the plot box (x0, x1, y0, y1), its label inside at the top."""
+    x0, x1, y0, y1 = box
+    if b["axis"] == "x":
+        left, right = (min(max(xa(v), x0), x1) for v in (b["lo"], b["hi"]))
+        top, bottom = y1, y0
+    else:
+        left, right = x0, x1
+        top, bottom = (min(max(ya(v), y1), y0) for v in (b["hi"], b["lo"]))
+    if right - left < 1 or bottom - top < 1:
+        return ""
+    label = ""
+    room = int((right - left - 8) / (0.56 * FONT))
+    if b["label"] and room >= 4:
+        label = (f'<text x="{_f((left + right) / 2)}" y="{_f(top + FONT + 3)}" text-anchor="middle" '
+                 f'fill="currentColor" font-weight="600">{html.escape(_cut(b["label"], room))}</text>')
+    return (f'<rect class="c2-chart__band" x="{_f(left)}" y="{_f(top)}" width="{_f(right - left)}" '
+            f'height="{_f(bottom - top)}" fill="{color}" fill-opacity="0.13"/>{label}')
+
+
+def _notes(points, xa: _Axis, ya: _Axis, box) -> list[str]:
+    """Labels written beside their points ("\n" breaks a label into lines): right of the point where the text
+    fits, else left of it; above it, or below it near the top; moved down (or up) a line while it would
+    overlap a label already placed."""
+    x0, x1, y0, y1 = box
+    placed, out, line = [], [], FONT + 3
+    for p in sorted(points, key=lambda p: ya(p["y"])):
+        px, py, lines = xa(p["x"]), ya(p["y"]), p["label"].split("\n")
+        width, height = 0.56 * FONT * max(len(t) for t in lines), line * len(lines)
+        right = px + 9 + width <= x1
+        if right or px - 9 - width >= x0:
+            left, gap = (px + 9 if right else px - 9 - width), 8
+        else:  # fits on neither side: under (or over) the point, kept inside the plot
+            right, left, gap = True, min(max(px - width / 2, x0 + 2), x1 - width), 12
+        y = py - gap - height + line if py - gap - height >= y1 else py + gap + FONT  # first line's baseline
+        first = y
+        for _ in range(12):
+            if not any(left < a + w and a < left + width and y - line < b + h and b - line < y + height - line
+                       for a, b, w, h in placed):
+                break
+            y = y + line if y + height <= y0 else y - 2 * line
+        placed.append((left, y, width, height - line))
+        if y != first:  # moved away from its point: a thin leader line says whose label it is
+            ly = y - FONT / 2 if y > py else y - FONT / 2 + height - line
+            out.append(f'<path d="M{_f(px)} {_f(py)}L{_f(left - 2 if right else left + width + 2)} {_f(ly)}" '
+                       f'stroke="currentColor" stroke-opacity="0.6" fill="none"/>')
+        x = _f(left if right else px - 9)
+        spans = "".join(f'<tspan x="{x}" dy="{0 if i == 0 else line}">{html.escape(t)}</tspan>' for i, t in enumerate(lines))
+        out.append(f'<text class="c2-chart__note" y="{_f(y)}" text-anchor="{"start" if right else "end"}" '
+                   f'fill="currentColor" stroke-width="3.5" stroke-linejoin="round" paint-order="stroke">{spans}</text>')
+    return out
+
+
 LANE, MAX_BLOCKS = 14, 256  # lane height; at most this many blocks per lane (more are merged, in equal runs)
 
 
@@ -394,6 +472,8 @@ def describe(spec: ChartSpec, data: dict) -> str:
     marked = [f"{p['label'] or 'point'}: {pair(p['x'], p['y'])}" for p in data["points"]]
     if marked:
         parts.append("Marked: " + "; ".join(marked) + ".")
+    for b in data.get("bands", ()):
+        parts.append(f"Shaded: {b['label'] or 'a region'}, {b['axis']} from {value_text(b['lo'])} to {value_text(b['hi'])}.")
     for r in data["rules"]:
         parts.append(f"Dashed line: {r['label'] or r['axis'] + ' = ' + value_text(r['at'])}.")
     for g in data.get("lanes", ()):
@@ -444,6 +524,8 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
                f'<text x="{_f((x0 + x1) / 2)}" y="{h - 6}" text-anchor="middle">{e(spec.x_label)}</text>'
                f'<text transform="translate(13 {_f((y0 + y1) / 2)}) rotate(-90)" text-anchor="middle">'
                f'{e(spec.y_label)}</text></g>')
+    for i, b in enumerate(data.get("bands", ())):
+        out.append(_band(b, xa, ya, (x0, x1, y0, y1), _color(b.get("color"), i)))
     # series, clipped to the plot
     out.append(f'<clipPath id="{uid}-c"><rect x="{x0}" y="{y1 - 2}" width="{x1 - x0}" height="{y0 - y1 + 4}"/></clipPath>'
                f'<g clip-path="url(#{uid}-c)">')
@@ -490,6 +572,8 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
         if inside(xa(p["x"]), ya(p["y"])):
             out.append(f'<circle class="c2-chart__pt" cx="{_f(xa(p["x"]))}" cy="{_f(ya(p["y"]))}" r="5" '
                        f'fill="{_color(p.get("color"), -1)}" stroke="#fff" stroke-width="1.5"/>')
+    out.extend(_notes([p for p in data["points"] if p.get("note") and inside(xa(p["x"]), ya(p["y"]))],
+                      xa, ya, (x0, x1, y0, y1)))
     out.append("</svg>")
     # legend: HTML text, wraps on a phone
     keys = [(s["label"], _key(s["kind"], _color(s.get("color"), i), s.get("dash", False)))

@@ -415,7 +415,11 @@
     form.addEventListener("submit", (e) => e.preventDefault());
     for (const out of root.querySelectorAll("output[data-field-value]")) {
       const input = form.elements[out.dataset.fieldValue];
-      input.addEventListener("input", () => { out.textContent = input.value; });
+      const labels = out.dataset.labels ? JSON.parse(out.dataset.labels) : null;  // a slider over named positions
+      input.addEventListener("input", () => {
+        out.textContent = labels ? labels[input.value] : input.value;
+        if (labels) input.setAttribute("aria-valuetext", out.textContent);
+      });
     }
 
     function showError(field, text) {
