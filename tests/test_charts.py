@@ -141,6 +141,13 @@ def test_kv_cache_chart_grows_with_context_beside_the_weights():
     assert kv["y"] == sorted(kv["y"]) and kv["y"][kv["x"].index(65536)] == pytest.approx(memory["KV cache"], rel=1e-5)
     assert data["points"][0] == charts.point(65536, memory["KV cache"], "KV cache at 65,536 tokens", color=0)
     assert "passes the weights at" in data["summary"]
+    spec = calculators.get("kv_cache").outputs[-1].chart
+    assert not spec.x_log and not spec.y_log  # linear growth drawn on linear axes
+    # equal steps of context add equal bytes (Llama-3.1-8B: 128 KiB per token in BF16, x 4 sequences)
+    steps = [b - a for a, b in zip(kv["y"], kv["y"][1:], strict=False)]
+    xs = [b - a for a, b in zip(kv["x"], kv["x"][1:], strict=False)]
+    assert all(dy == pytest.approx(dx * 4 * 131072 / 1e9, rel=1e-4) for dy, dx in zip(steps, xs, strict=True))
+    assert charts.rule("y", 80, "H100-SXM memory: 80 GB") in data["rules"]  # NVIDIA's H100 SXM5: 80 GB of HBM3
 
 
 def test_moe_chart_is_the_coverage_curve_with_t_marked():
@@ -324,3 +331,38 @@ def test_bands_and_notes_are_checked_and_drawn():
     assert abs(float(notes[0].get("y")) - float(notes[1].get("y"))) >= charts.FONT * 2  # moved apart, not on top
     assert any(r.get("class") == "c2-chart__band" for r in svg.iter(f"{SVG}rect"))
     assert "Shaded: left, x from 1 to 10." in svg.find(f"{SVG}desc").text
+
+
+# ------------------------------------------------------------------ bars: one renderer, numbers as pages write them
+
+
+def test_bars_print_numbers_as_pages_do_and_go_logarithmic_across_decades():
+    html = charts.render_bars([["ops:byte", 295.3], ["prefill", 3480.0], ["decode", 1.0], ["big", 5.369e8]])
+    shown = re.findall(r'class="c2-bar__value">([^<]*)<', html)
+    assert shown == ["295", "3,480", "1", "537 M"]  # no 295.3000, no 3.480e3, no 5.369e8
+    assert 'data-scale="log"' in html and "log scale" in html
+    lengths = [(float(v) - float(lo)) / (float(hi) - float(lo))
+               for lo, hi, v in re.findall(r'<meter min="([^"]+)" max="([^"]+)" value="([^"]+)"', html)]
+    # log10 from a tenth of the smallest (0.1) to the largest (5.369e8): 1 is 1/9.73 of the way, not 2e-9
+    assert lengths[2] == pytest.approx(1 / (8.7299 + 1), rel=1e-3) and lengths[3] == pytest.approx(1)
+    near = charts.render_bars([["a", 40.0], ["b", 100.0], ["c", 0.0]])
+    assert 'data-scale="linear"' in near and "log scale" not in near
+    assert re.findall(r'value="([^"]+)"></meter>', near) == ["40", "100", "0"]
+    assert re.findall(r'data-value="([^"]+)"', near) == ["40", "100", "0"]
+    with pytest.raises(ValueError):
+        charts.render_bars([["a", -1.0]])
+
+
+def test_every_bars_output_is_drawn_by_the_package_renderer():
+    bars = [(name, o) for name, calc in sorted(calculators.REGISTRY.items()) for o in calc.outputs if o.kind == "bars"]
+    assert len(bars) >= 8
+    for name, o in bars:
+        value = calculators.compute(name)[o.key]
+        drawn = json.loads(calculators.compute_json(name, "{}"))["outputs"][o.key]
+        assert drawn == charts.render_bars(value)  # the browser's bars are the build's
+        for text in re.findall(r'c2-bar__value">([^<]*)<', drawn):
+            assert re.fullmatch(r"\d{1,3}(,\d{3})*(\.\d+)?( [kMGTPE])?", text), (name, text)  # no e-notation
+            if "." in text:  # a fraction: at most 3 significant digits (no 295.3000)
+                assert len(text.split(" ")[0].replace(",", "").replace(".", "").lstrip("0")) <= 3, (name, text)
+    runtime = (ROOT / "docs/assets/chapter2/runtime-core.js").read_text()
+    assert "renderBars" not in runtime and "toFixed(4)" not in runtime  # no second bar renderer in the page

@@ -18,7 +18,6 @@ import contextlib
 import html
 import io
 import json
-import math
 import re
 import runpy
 import tomllib
@@ -29,7 +28,7 @@ import chapter_map
 import equations
 import recall
 
-from chapter2 import calculators, pages
+from chapter2 import calculators, charts, pages
 
 DIRECTIVE = re.compile(r"^[ \t]*<!--\s*(calculator|snippet|figure):\s*([\w.-]+)\s*-->[ \t]*$", re.M)
 CHAPTER_MAP = re.compile(r"^[ \t]*<!--\s*chapter-map\s*-->[ \t]*$", re.M)
@@ -219,30 +218,11 @@ def _output_html(output, value, calc: str = "") -> str:
                 f'{calculators.render_chart(calc, output, value)}</dd></div>')
     if output.kind == "bars":
         return (f'<div class="c2-calc__out c2-calc__out--wide"><dt>{e(output.label)}</dt>'
-                f'<dd data-output="{e(output.key)}" data-kind="bars">{bars_html(value)}</dd></div>')
+                f'<dd data-output="{e(output.key)}" data-kind="bars">{charts.render_bars(value)}</dd></div>')
     if output.free_text:  # echoed text and step tables: full width, lines kept
         return (f'<div class="c2-calc__out c2-calc__out--wide"><dt>{e(output.label)}</dt>'
                 f'<dd data-output="{e(output.key)}" data-free-text>{e(value)}</dd></div>')
     return f'<div class="c2-calc__out"><dt>{e(output.label)}</dt><dd data-output="{e(output.key)}">{e(value)}</dd></div>'
-
-
-def bar_value_text(v: float) -> str:
-    """A bar's number: 4 decimals below 1000, else m.mmme<exp> (runtime.js formats the same way)."""
-    if abs(v) < 1000:
-        return f"{v:.4f}"
-    exp = math.floor(math.log10(abs(v)))
-    return f"{v / 10**exp:.3f}e{exp}"
-
-
-def bars_html(pairs) -> str:
-    """Bars as <meter> elements: accessible, and styled without inline CSS (CSP-friendly)."""
-    e = html.escape
-    top = max([v for _, v in pairs] + [1e-300])
-    rows = "".join(
-        f'<div class="c2-bar"><span class="c2-bar__label">{e(str(label))}</span>'
-        f'<meter min="0" max="{top:.17g}" value="{v:.17g}"></meter><span class="c2-bar__value">{bar_value_text(v)}</span></div>'
-        for label, v in pairs)
-    return f'<div class="c2-bars">{rows}</div>'
 
 
 # ---------------------------------------------------------------- snippets

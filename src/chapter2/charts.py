@@ -28,10 +28,10 @@ import json
 import math
 from dataclasses import dataclass
 
-from .format import counted, sig
+from .format import counted, si, sig
 
 __all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "band", "lane", "grid", "render",
-           "check", "digest", "linspace", "logspace"]
+           "render_bars", "bar_text", "check", "digest", "linspace", "logspace"]
 
 INK = "#8a8f98"  # axes and grid: mid grey, readable on white and on Material's slate background
 PALETTE = ["#3f7fd8", "#e0712c", "#2ca58d", "#c2459b", "#8c6bd6", "#b8a12a"]
@@ -685,3 +685,42 @@ def _render_grid(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     legend = "".join(f"<li>{key}{e(label)}</li>" for label, key in keys)
     legend = f'<ul class="c2-chart__legend">{legend}</ul>' if legend else ""
     return f'<figure class="c2-chart" data-digest="{digest(data)}">{"".join(out)}{legend}</figure>'
+
+
+
+# ------------------------------------------------------------------ bars (an Output of kind "bars")
+
+LOG_BARS = 100  # bars whose largest value is this many times their smallest are drawn on a log scale
+
+
+def bar_text(v: float) -> str:
+    """A bar's number, as the pages write numbers (chapter2.format): '295', '3,480', '537 M', '0.000123'."""
+    return si(v, "", 3) if abs(v) >= 1e6 else sig(v, 3)
+
+
+def render_bars(pairs) -> str:
+    """[label, value] pairs as HTML bars (<meter>: accessible, no inline CSS), for the build and the browser.
+
+    The values are non-negative. Where the positive ones span LOG_BARS or more, each bar's length is its
+    value's logarithm from a tenth of the smallest to the largest, so that the small bars stay visible, and
+    the box says "log scale"; else lengths are proportional from zero. Each bar carries its value (data-value,
+    9 significant digits) for tests and scripts.
+    """
+    values = [float(v) for _, v in pairs]
+    if any(not math.isfinite(v) or v < 0 for v in values):
+        raise ValueError("bars: every value must be a finite number >= 0")
+    positive = [v for v in values if v > 0] or [1.0]
+    log = max(positive) >= LOG_BARS * min(positive)
+    if log:
+        lo, hi = math.log10(min(positive) / 10), math.log10(max(positive))
+        length = [(math.log10(v) if v > 0 else lo, lo, hi) for v in values]
+    else:
+        length = [(v, 0.0, max(positive)) for v in values]
+    e = html.escape
+    rows = "".join(
+        f'<div class="c2-bar" data-value="{v:.9g}"><span class="c2-bar__label">{e(str(label))}</span>'
+        f'<meter min="{lo:.6g}" max="{hi:.6g}" value="{x:.6g}"></meter>'
+        f'<span class="c2-bar__value">{e(bar_text(v))}</span></div>'
+        for (label, v), (x, lo, hi) in zip(pairs, length, strict=True))
+    scale = '<p class="c2-bars__scale">log scale: each bar\'s length is its value\'s logarithm</p>' if log else ""
+    return f'<div class="c2-bars" data-scale="{"log" if log else "linear"}">{rows}</div>{scale}'

@@ -34,7 +34,7 @@ def _raw(calc):
 def _outputs(calc):
     return calc.evaluate("""el => Object.fromEntries([...el.querySelectorAll('[data-output]')].map(dd =>
         [dd.dataset.output, dd.dataset.kind === 'bars'
-            ? [...dd.querySelectorAll('.c2-bar')].map(b => [b.querySelector('.c2-bar__label').textContent, +b.querySelector('meter').value])
+            ? [...dd.querySelectorAll('.c2-bar')].map(b => [b.querySelector('.c2-bar__label').textContent, +b.dataset.value])
             : dd.dataset.kind === 'chart' ? dd.querySelector('figure').dataset.digest : dd.textContent]))""")
 
 

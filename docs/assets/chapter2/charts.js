@@ -1,9 +1,10 @@
 /* chapter2 live charts: the page side.
  *
- * The charts are drawn in Python (chapter2.charts.render), at build time into the page and, after an
- * input change, in the worker by calculators.compute_json: the runtime (runtime.js) hands each chart
- * output's HTML fragment to window.chapter2Charts.update(dd, html), which swaps it in. Nothing is
- * drawn here, so the build-time and the recomputed drawings come from one renderer.
+ * The charts and the bars are drawn in Python (chapter2.charts.render and render_bars), at build time into
+ * the page and, after an input change, in the worker by calculators.compute_json: the runtime
+ * (runtime-core.js) hands each chart or bars output's HTML fragment to window.chapter2Charts.update(dd, html),
+ * which swaps it in. Nothing is drawn here, so the build-time and the recomputed drawings come from one
+ * renderer.
  *
  * Also here: the steppers' controls. A step slider (a range field with stepper=True) has a Back and a
  * Forward button ([data-step="-1" | "1"], aria-controls naming the slider): a press moves the slider by

@@ -374,33 +374,6 @@
     return values;
   }
 
-  function barValueText(v) {  // same rule as bar_value_text in docs/hooks/directives.py
-    if (Math.abs(v) < 1000) return v.toFixed(4);
-    const exp = Math.floor(Math.log10(Math.abs(v)));
-    return (v / 10 ** exp).toFixed(3) + "e" + exp;
-  }
-
-  function renderBars(dd, pairs) {
-    const top = Math.max(1e-300, ...pairs.map((p) => p[1]));
-    const wrap = document.createElement("div");
-    wrap.className = "c2-bars";
-    for (const [label, value] of pairs) {
-      const row = document.createElement("div");
-      row.className = "c2-bar";
-      const l = document.createElement("span");
-      l.className = "c2-bar__label";
-      l.textContent = label;
-      const m = document.createElement("meter");
-      m.min = 0; m.max = top; m.value = value;
-      const v = document.createElement("span");
-      v.className = "c2-bar__value";
-      v.textContent = barValueText(value);
-      row.append(l, m, v);
-      wrap.append(row);
-    }
-    dd.replaceChildren(wrap);
-  }
-
   const WAIT_FOR_RUNTIME = new Set(["DownloadError", "StoppedError", "BootError"]);
 
   function setupCalculator(root) {
@@ -451,8 +424,8 @@
         clearError();
         for (const dd of root.querySelectorAll("[data-output]")) {
           const value = result.outputs[dd.dataset.output];
-          if (dd.dataset.kind === "chart") window.chapter2Charts.update(dd, value);  // live charts: charts.js
-          else if (dd.dataset.kind === "bars") renderBars(dd, value);
+          // charts and bars come drawn by chapter2.charts (the renderer the build used); charts.js swaps them in
+          if (dd.dataset.kind === "chart" || dd.dataset.kind === "bars") window.chapter2Charts.update(dd, value);
           else dd.textContent = value;
         }
         status.textContent = `Computed in your browser by chapter2 (${Math.round(performance.now() - t0)} ms).`;

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 
-from .. import charts, moe, roofline
+from .. import charts, hardware, moe, roofline
 from ..format import sig
 
 ROOFLINE = charts.ChartSpec("arithmetic intensity (operations per byte)", "attainable FLOP/s (one GPU)",
                             x_log=True, y_log=True, height=260)
 DECODE_BATCHING = charts.ChartSpec("decode batch size (sequences)", "intensity (ops per byte)", x_log=True, y_log=True)
-KV_CACHE = charts.ChartSpec("context length (tokens per sequence)", "memory (GB)", x_log=True)
+KV_CACHE = charts.ChartSpec("context length (tokens per sequence)", "memory (GB)")
+MEMORY_GPU = "H100-SXM"  # the memory line on the KV cache chart
 MOE = charts.ChartSpec("tokens in the batch (B)", "share of experts (%)", x_log=True, y_range=(0, 100))
 KV_GRID = charts.ChartSpec("position in the sequence (its token below)", "layer", kind="grid")
 FLASH_TILES = charts.ChartSpec("key (position), in tiles of keys loaded together", "query row", kind="grid")
@@ -68,19 +69,25 @@ def decode_batching_chart(config, context, gpu, dtype, batch) -> dict:
 
 
 def kv_cache_chart(config, context, batch, dtype, weights_bytes) -> dict:
-    """KV cache of the batch, the weights and their sum (GB) against context, from 1k to beyond the chosen context."""
+    """KV cache of the batch, the weights and their sum (GB) against context, from 0 to past the chosen context.
+
+    Linear axes: the cache grows linearly with context (a sliding window or chunked attention bends it),
+    and a straight line should look straight. One H100's memory is drawn across (MEMORY_GPU), the
+    budget the weights and the cache share.
+    """
     hi = max(2**17, 2 ** math.ceil(math.log2(context)) * 2)
-    lo = min(2**10, 2 ** math.floor(math.log2(context)))
-    xs = sorted({round(2 ** (e / 2)) for e in range(2 * int(math.log2(lo)), 2 * int(math.log2(hi)) + 1)} | {context})
-    kv = [config.kv_cache_bytes(x, batch, dtype) / 1e9 for x in xs]
+    xs = sorted({round(hi * i / 64) for i in range(65)} | {context})
+    kv = [config.kv_cache_bytes(x, batch, dtype) / 1e9 if x else 0.0 for x in xs]
     w = weights_bytes / 1e9
     now = config.kv_cache_bytes(context, batch, dtype) / 1e9
+    gpu = hardware.get_gpu(MEMORY_GPU)
     return charts.chart(
         [charts.series(f"KV cache, batch {batch:,}", xs, kv), charts.series("weights", xs, [w] * len(xs), color=-1),
          charts.series("weights + KV cache", xs, [w + k for k in kv], color=2, dash=True)],
         [charts.point(context, now, f"KV cache at {context:,} tokens", color=0),
          charts.point(context, w + now, f"total at {context:,} tokens", color=2)],
-        [charts.rule("x", context, f"{context:,} tokens")],
+        [charts.rule("x", context, f"{context:,} tokens", bottom=True),
+         charts.rule("y", gpu.memory_gb, f"{gpu.key} memory: {sig(gpu.memory_gb, 3)} GB")],
         summary=f"The KV cache passes the weights at {_crossing(config, batch, dtype, weights_bytes)}.")
 
 

@@ -198,7 +198,8 @@ def compute(name: str, raw: dict | None = None) -> dict:
 
 
 def compute_json(name: str, raw_json: str) -> str:
-    """The browser's entry point: JSON in, JSON out, errors as data. Chart outputs come drawn (`render_chart`)."""
+    """The browser's entry point: JSON in, JSON out, errors as data. Chart and bar outputs come drawn
+    (`render_chart`, `charts.render_bars`)."""
     try:
         outputs = compute(name, json.loads(raw_json))
     except FieldError as err:
@@ -206,6 +207,8 @@ def compute_json(name: str, raw_json: str) -> str:
     for o in get(name).outputs:
         if o.kind == "chart":
             outputs[o.key] = render_chart(name, o, outputs[o.key])
+        elif o.kind == "bars":  # drawn here too, by the one bar renderer the build uses
+            outputs[o.key] = charts.render_bars(outputs[o.key])
     return json.dumps({"ok": True, "outputs": outputs})
 
 

@@ -6,7 +6,6 @@ functions only pick the inputs and format the results.
 
 from __future__ import annotations
 
-import math
 
 from .. import hardware, models, roofline
 from ..format import duration, nbytes, number, plain, si, sig
@@ -41,17 +40,9 @@ def pick_gpu(gpu, custom_tflops, custom_tb_s, dtype) -> hardware.GPU:
 
 
 def bars(pairs) -> list:
-    """[label, value] bars with values rounded to 4 significant digits (6 decimals at most).
-
-    The page draws a bar with its value printed to 6 significant digits; rounding
-    here keeps the build-time bars and the browser's recomputed ones identical.
-    """
-    out = []
-    for label, value in pairs:
-        value = float(value)
-        digits = 6 if value == 0 else min(6, 3 - math.floor(math.log10(abs(value))))
-        out.append([label, round(value, digits)])
-    return out
+    """[label, value] bars, values as floats (chapter2.charts.render_bars draws and rounds them, at build time and in
+    the browser alike)."""
+    return [[label, float(value)] for label, value in pairs]
 
 
 def _phase_line(est: roofline.PhaseEstimate) -> str:
