@@ -18,8 +18,9 @@ from chapter2.models import (CONFIG_DIR, FAMILY_CONFIG_DIR, ModelConfig, describ
 
 SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B", "Llama-4-Scout-17B-16E", "Mistral-7B-v0.1",
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
-FAMILY_CONFIGS = ["ERNIE-4.5-21B-A3B-PT", "GLM-4.5-Air", "Llama-2-7b-hf", "Mistral-Nemo-Base-2407", "OLMo-2-1124-7B",
-                  "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Qwen1.5-MoE-A2.7B", "SmolLM3-3B",
+FAMILY_CONFIGS = ["ERNIE-4.5-21B-A3B-PT", "GLM-4.5-Air", "Llama-2-7b-hf", "Mistral-Nemo-Base-2407",
+                  "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "OLMo-2-1124-7B", "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct",
+                  "Phi-3.5-MoE-instruct", "Qwen1.5-MoE-A2.7B", "Qwen3-Next-80B-A3B-Instruct", "SmolLM3-3B",
                   "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b", "granite-3.0-1b-a400m-base", "granite-3.0-8b-base"]
 
 
@@ -336,6 +337,17 @@ def test_published_totals_of_every_family():
     assert int(p("ERNIE-4.5-21B-A3B-PT").total / 1e9) == 21 and int(p("ERNIE-4.5-21B-A3B-PT").active / 1e9) == 3
     # SmolLM3: 3.08B on its model page (https://huggingface.co/HuggingFaceTB/SmolLM3-3B)
     assert round(p("SmolLM3-3B").total / 1e7) == 308
+    # hybrids. Nemotron 3 Nano report (arXiv:2512.20848) and model card
+    # (https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16): 31.6B total, 3.2B active per token,
+    # 3.6B with the embeddings (active_without_lookup counts the LM head, not the lookup table)
+    nano = p("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    assert round(nano.total / 1e8) == 316 and round(nano.active_without_lookup / 1e8) == 32
+    assert round(nano.active / 1e8) == 36
+    # Qwen3-Next model card (https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct): "80B in total and 3B
+    # activated"; the card truncates the active count without the embedding and LM head (3.25B)
+    nxt = p("Qwen3-Next-80B-A3B-Instruct")
+    assert round(nxt.total / 1e9) == 80 and int((nxt.active - nxt.embedding - nxt.lm_head) / 1e9) == 3
+
 
 
 def test_fields_left_out_are_reported():
@@ -364,7 +376,7 @@ SUPPORTED = "supported families: Llama, Llama 4, Mistral"
 
 
 @pytest.mark.parametrize("arch", ["FalconForCausalLM", "DbrxForCausalLM", "ExaoneMoeForCausalLM", "Lfm2MoeForCausalLM",
-                                  "Qwen3NextForCausalLM", "GPT2LMHeadModel", "LlavaForConditionalGeneration",
+                                  "FalconH1ForCausalLM", "GPT2LMHeadModel", "LlavaForConditionalGeneration",
                                   "Gemma3nForConditionalGeneration"])
 def test_unsupported_architectures_are_refused_by_name_before_any_field(arch):
     # no other field at all: the message is about the class, never a missing field
@@ -607,3 +619,21 @@ def test_model_config_calculator_breakdown():
     ds = calculators.compute("model_config", {"model": "DeepSeek-V3"})
     assert "multi-head latent attention caches a 512-wide latent + a 64-wide RoPE key per layer" in ds["attention"]
     assert ds["kv"] == "70.3 kB (35,136 values)"  # 61 x 576
+
+
+def test_hybrid_cache_by_hand():
+    # Nemotron 3 Nano: 6 attention layers of 2 KV heads x 128 grow per token; 23 Mamba-2 layers keep a
+    # conv state of (64 x 64 + 2 x 8 groups x 128) channels x 4 taps (bf16) and a 64 x 64 x 128 state (fp32)
+    nano = load_config("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    assert nano.kv_cache_bytes_per_token("bf16") == 6 * 2 * 2 * 128 * 2 == 6144
+    state = 23 * ((64 * 64 + 2 * 8 * 128) * 4 * 2 + 64 * 64 * 128 * 4)
+    assert nano.state_bytes("bf16") == state == 49_364_992
+    for context in (1, 131_072):
+        assert nano.kv_cache_bytes(context, 2, "bf16") == 2 * (6144 * context + state)
+    mamba = next(g for g in nano.kv_cache_breakdown(4096) if g.kind == "mamba2")
+    assert (mamba.layers, mamba.per_token, mamba.bytes) == (23, 0, state)
+    # Qwen3-Next-80B-A3B: 12 full-attention layers (2 KV heads x 256), 36 gated DeltaNet layers with a conv
+    # state of (2 x 16 x 128 + 32 x 128) channels x 4 taps and a 32 x 128 x 128 state (fp32)
+    nxt = load_config("Qwen3-Next-80B-A3B-Instruct")
+    assert nxt.kv_cache_bytes_per_token("bf16") == 12 * 2 * 2 * 256 * 2
+    assert nxt.state_bytes("bf16") == 36 * ((2 * 16 * 128 + 32 * 128) * 4 * 2 + 32 * 128 * 128 * 4)

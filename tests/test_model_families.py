@@ -33,7 +33,10 @@ warnings.filterwarnings("ignore", module="transformers")
 NOT_TRANSFORMERS_FIELDS = {
     ("deepseek_v2", "moe_layer_freq"), ("deepseek_v3", "moe_layer_freq"),  # DeepSeek's own config class
     ("gemma3_text", "sliding_window_pattern"),  # read from kwargs by Gemma3TextConfig.__post_init__
+    ("qwen3_next", "full_attention_interval"),  # read from kwargs by Qwen3NextConfig.__post_init__
 }
+# transformers' cache layer type of each of our layer kinds (`get_layer_types_and_kwargs`)
+CACHE_TYPE = {"mamba2": "linear_attention", "gated_deltanet": "linear_attention", "none": "dummy"}
 WRAPPER_MODEL_TYPE = {"Gemma3ForConditionalGeneration": "gemma3", "Llama4ForConditionalGeneration": "llama4"}
 
 
@@ -72,7 +75,7 @@ def _check_against_transformers(raw: dict):
     total, active, types, windows = _hf_counts(raw)
     p = config.params()
     assert (p.total, p.active) == (total, active)
-    assert list(config.kinds) == types
+    assert [CACHE_TYPE.get(k, k) for k in config.kinds] == types
     assert [config.window_of(i) for i in range(config.num_hidden_layers)] == windows
     return config
 
@@ -103,6 +106,8 @@ def test_each_default_is_the_transformers_config_class_default(fam, key, value):
         assert key not in fields
         if key == "sliding_window_pattern":  # every 6th layer is global by default
             assert cls().layer_types[value - 1] == "full_attention" and cls().layer_types[0] == "sliding_attention"
+        if key == "full_attention_interval":  # every 4th layer is full attention by default
+            assert cls().layer_types[value - 1] == "full_attention" and cls().layer_types[0] == "linear_attention"
         return
     f = fields[key]
     default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
@@ -125,7 +130,9 @@ def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
         raw["num_experts_per_tok"] = 6
     config = _check_against_transformers(raw)
     assert config.family_label == fam.label and set(config.defaulted) <= set(fam.defaults)
-    assert {"hidden_size", "num_hidden_layers", "vocab_size"} <= set(config.defaulted)
+    # NemotronH counts its layers from its default pattern (transformers ignores num_hidden_layers)
+    layers = "layers_block_type" if fam.model_type == "nemotron_h" else "num_hidden_layers"
+    assert {"hidden_size", layers, "vocab_size"} <= set(config.defaulted)
 
 
 def test_a_field_without_a_transformers_default_is_named():
@@ -172,7 +179,37 @@ VARIANTS = {
     "ernie4_5_moe": dict(moe_num_experts=6, moe_k=2, moe_num_shared_experts=1, moe_intermediate_size=16,
                          moe_layer_start_index=1, moe_layer_end_index=4, moe_layer_interval=2, use_bias=True),
     "smollm3": dict(use_sliding_window=True, sliding_window=4, no_rope_layer_interval=2),
+    # hybrids: the real per-layer shapes of a Mamba-2 or DeltaNet layer, made small
+    "nemotron_h": dict(hybrid_override_pattern="ME*-ME", mamba_num_heads=4, mamba_head_dim=6, ssm_state_size=5,
+                       n_groups=2, conv_kernel=4, chunk_size=4, n_routed_experts=4, num_experts_per_tok=2,
+                       moe_intermediate_size=16, moe_shared_expert_intermediate_size=24, use_bias=True),
+    "qwen3_next": dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=6,
+                       linear_value_head_dim=8, linear_conv_kernel_dim=3, num_experts=4, num_experts_per_tok=2,
+                       moe_intermediate_size=16, shared_expert_intermediate_size=24, mlp_only_layers=[1],
+                       layer_types=["linear_attention", "linear_attention", "full_attention", "linear_attention",
+                                    "linear_attention", "full_attention"], attention_bias=True),
 }
+
+
+def _measured_cache_bytes(model, context: int) -> int:
+    """Bytes of transformers' own cache after a forward of context - 1 tokens, plus the next token's K and V.
+
+    Attention layers: keys and values as held, one more position each; recurrent layers: their
+    convolution and recurrent states as held (a fixed size), in the dtypes transformers chose.
+    """
+    with torch.no_grad():
+        cache = model(torch.arange(2, context + 1)[None], use_cache=True).past_key_values
+    total = 0
+    for layer in cache.layers:
+        keys = getattr(layer, "keys", None)
+        if torch.is_tensor(keys) and keys.numel():
+            values = layer.values
+            total += (keys.shape[-2] + 1) * (keys[..., :1, :].numel() * keys.element_size()
+                                             + values[..., :1, :].numel() * values.element_size())
+        for states in (getattr(layer, "conv_states", None), getattr(layer, "recurrent_states", None)):
+            held = states.values() if isinstance(states, dict) else (states or [])
+            total += sum(t.numel() * t.element_size() for t in held if torch.is_tensor(t))
+    return total
 
 
 def test_every_family_has_a_variant():
@@ -186,18 +223,18 @@ def test_small_variant_counts_and_cache_match_transformers(model_type):
     if model_type.startswith("deepseek"):
         del raw["head_dim"]
     config = _check_against_transformers(raw)
-    # the cache: prefill N - 1 tokens, then the N-th token reads what each layer held plus itself
-    context = 11
+    # the cache: prefill N - 1 tokens, then the N-th token reads what each layer held plus itself; in
+    # bfloat16, so that the recurrent states' float32 shows (two contexts: the states stay, the KV grows)
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(_hf_config(raw)).eval()
-    with torch.no_grad():
-        cache = model(torch.arange(2, context + 1)[None], use_cache=True).past_key_values
-    per_layer = [(layer.keys.shape[-2] + 1) * (layer.keys.shape[1] * layer.keys.shape[3]
-                                               + layer.values.shape[1] * layer.values.shape[3])
-                 for layer in cache.layers]
-    assert config.kv_cache_bytes(context, 1, 1) == sum(per_layer)
-    groups = config.kv_cache_breakdown(context, 1)
-    assert sum(g.bytes for g in groups) == sum(per_layer) and sum(g.layers for g in groups) == config.num_hidden_layers
+    model = transformers.AutoModelForCausalLM.from_config(_hf_config(raw)).eval().to(torch.bfloat16)
+    for context in (7, 11):
+        measured = _measured_cache_bytes(model, context)
+        assert config.kv_cache_bytes(context, 1, "bf16") == measured
+        groups = config.kv_cache_breakdown(context, "bf16")
+        assert sum(g.bytes for g in groups) == measured
+        assert sum(g.layers for g in groups) == len(config.attention_layers) + len(config.state_layers)
+    if not (config.sliding_window or config.attention_chunk_size):  # grows by the per-token KV, states fixed
+        assert config.kv_cache_bytes(11) - config.kv_cache_bytes(7) == 4 * config.kv_cache_bytes_per_token("bf16")
 
 
 # -----------------------------------------------------------------------------

@@ -20,7 +20,8 @@ from ._registry import Field, FieldError
 MAX_CONFIG_CHARS = 40_000  # gpt-oss-120b's config.json is 2.3 kB; Phi-3.5-MoE's with its LongRoPE lists about 6 kB
 MODEL_OPTIONS = tuple((name, name) for name in list_configs())
 KIND_NAMES = {"full_attention": "full attention", "sliding_attention": "sliding window",
-              "chunked_attention": "chunked attention", "mla": "latent (MLA)"}
+              "chunked_attention": "chunked attention", "mla": "latent (MLA)", "mamba2": "Mamba-2",
+              "gated_deltanet": "gated DeltaNet"}
 
 
 def model_fields(default: str = "Llama-3.1-8B", label: str = "Model (config.json)", options=MODEL_OPTIONS) -> list[Field]:
@@ -65,6 +66,9 @@ def model_summary(c: ModelConfig) -> str:
                  f"in {len(c.moe_layers)} of {c.num_hidden_layers} layers)")
     if c.wrapper:
         text += "; language model only (the vision encoder is not counted)"
+    if c.is_hybrid:
+        text += (f"; a hybrid: {len(c.attention_layers)} attention layers among {len(c.state_layers)} recurrent "
+                 f"layers of {c.num_hidden_layers}")
     return text
 
 
@@ -72,6 +76,10 @@ def kv_breakdown(c: ModelConfig, context: int, dtype: str) -> str:
     """The KV cache of one sequence per layer kind, e.g. '18 sliding window (128) x 128 tokens: 4.72 MB; ...'."""
     parts = []
     for g in c.kv_cache_breakdown(context, dtype):
+        if g.state:  # a recurrent layer: a fixed state, whatever the context
+            parts.append(f"{g.layers} {KIND_NAMES[g.kind]} x {g.state:,} state values (fixed, "
+                         f"recurrent state in {c.state_dtype.upper()}): {nbytes(g.bytes)}")
+            continue
         window = f" ({g.window:,})" if g.window else ""
         parts.append(f"{g.layers} {KIND_NAMES[g.kind]}{window} x {g.tokens:,} tokens x {g.per_token:,} values: "
                      f"{nbytes(g.bytes)}")

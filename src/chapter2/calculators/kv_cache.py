@@ -28,7 +28,9 @@ def per_token_formula(c, dtype_bytes: float) -> str:
     b = number(dtype_bytes, 3)
     if c.uses_mla:
         return f"{c.num_hidden_layers} layers x ({c.kv_lora_rank} latent + {c.qk_rope_head_dim} RoPE key) x {b} bytes"
-    return f"2 (K, V) x {c.num_hidden_layers} layers x {c.num_key_value_heads} KV heads x {c.head_dim} x {b} bytes"
+    layers = len(c.attention_layers)
+    attention = f"{layers} layers" if layers == c.num_hidden_layers else f"{layers} attention layers"
+    return f"2 (K, V) x {attention} x {c.num_key_value_heads} KV heads x {c.head_dim} x {b} bytes"
 
 
 @calculator(
@@ -73,6 +75,9 @@ def kv_cache_calc(model, config_json, context, batch, dtype, weights_dtype):
     if quant.get("quant_method") in ("fp8", "mxfp4"):
         notes.append(f"the published checkpoint stores {'its weights' if quant['quant_method'] == 'fp8' else 'its experts'}"
                      f" in {quant['quant_method'].upper()}")
+    if c.is_hybrid:
+        notes.append(f"hybrid: {len(c.state_layers)} recurrent layers add a fixed {nbytes(c.state_bytes(dtype))} per "
+                     f"sequence (their state, in {c.state_dtype.upper()}), whatever the context")
     if c.is_moe:
         p = c.params()
         notes.append(f"MoE: all {billions(p.total)} parameters sit in memory, {billions(p.active)} are read per token")

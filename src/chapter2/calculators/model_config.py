@@ -30,6 +30,13 @@ def attention_layout(c) -> str:
         if n:
             window = c.sliding_window if kind == "sliding_attention" else c.attention_chunk_size
             kinds.append(f"{n} {KIND_NAMES[kind]}" + (f" ({window:,} tokens)" if kind != "full_attention" else ""))
+    for kind in ("mamba2", "gated_deltanet"):
+        n = c.kinds.count(kind)
+        if n:
+            kinds.append(f"{n} {KIND_NAMES[kind]} (no KV cache: a fixed state)")
+    other = c.kinds.count("none")
+    if other:
+        kinds.append(f"{other} without a sequence mixer (MLP or MoE only)")
     return f"{heads}; {c.num_hidden_layers} layers: {' + '.join(kinds)}"
 
 
@@ -45,7 +52,7 @@ def attention_layout(c) -> str:
         Output("params", "Parameters"),
         Output("parts", "Where they sit (total, active per token)"),
         Output("attention", "Attention"),
-        Output("kv", "KV cache per token (BF16, every layer, before windows)"),
+        Output("kv", "KV cache per token (BF16, every attention layer, before windows)"),
         Output("layers", "One sequence's BF16 cache at this context, per layer kind"),
         Output("defaults", "Fields left out of the config (family defaults used)"),
         Output("bars", "Parameters per part (billions)", kind="bars"),

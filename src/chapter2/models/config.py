@@ -159,6 +159,8 @@ class Family:
     shared_expert_gate: a sigmoid gate (hidden -> 1) on the shared expert (Qwen2-MoE).
     moe_layer_freq: the DeepSeek rule reads `moe_layer_freq` (DeepSeek's own config field).
     mla:          multi-head latent attention (DeepSeek-V2/V3).
+    state:        the recurrent layer kind of a hybrid ("mamba2", "gated_deltanet"), "" for a transformer.
+    mlp_gated, attn_output_gate: see `ModelConfig`.
     """
 
     label: str
@@ -187,6 +189,9 @@ class Family:
     shared_expert_gate: bool = False
     moe_layer_freq: bool = False
     mla: bool = False
+    state: str = ""  # the recurrent layer kind of a hybrid ("mamba2", "gated_deltanet"); its fields are read
+    mlp_gated: bool = True  # False: MLPs and experts have up and down projections only
+    attn_output_gate: bool = False  # q_proj also gives a sigmoid gate on the attention output (Qwen3-Next)
 
 
 _COMMON = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
@@ -355,6 +360,29 @@ FAMILIES: tuple[Family, ...] = (
         "sliding_window": None, "use_sliding_window": False, "layer_types": None, "no_rope_layers": None,
         "no_rope_layer_interval": 4},
         mlp_bias="mlp_bias", layout="smollm3"),
+    # hybrids (section 2.5): recurrent layers among a few attention layers
+    _fam("Nemotron-H", "nemotron_h", ["NemotronHForCausalLM"], "NemotronHConfig",
+         "NVIDIA Nemotron 3 Nano 30B-A3B, Nemotron-H, Nemotron Nano 2", {
+        "vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 21504, "layers_block_type": None,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 4096,
+        "layer_norm_epsilon": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+        "use_bias": False, "use_conv_bias": True, "mamba_num_heads": 128, "mamba_head_dim": 64,
+        "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4, "mamba_ssm_cache_dtype": "float32",
+        "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 7688,
+        "moe_shared_expert_intermediate_size": 7688, "moe_latent_size": None},
+        [("layer_types", "layers_block_type"), ("num_local_experts", "n_routed_experts")],
+        o_bias=False, qkv_bias=False, mlp_bias="mlp_bias", norms_per_layer=1, eps_key="layer_norm_epsilon",
+        layout="nemotron_h", experts="nemotron_h", router_bias=True, state="mamba2", mlp_gated=False),
+    _fam("Qwen3-Next", "qwen3_next", ["Qwen3NextForCausalLM"], "Qwen3NextConfig", "Qwen3-Next-80B-A3B", {
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "layer_types": None,
+        "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+        "decoder_sparse_step": 1, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+        "num_experts_per_tok": 10, "num_experts": 512, "mlp_only_layers": None},
+        qk_norm=True, layout="qwen3_next", experts="qwen", norm_topk_prob="norm_topk_prob", shared_expert_gate=True,
+        state="gated_deltanet", attn_output_gate=True),
 )
 
 _BY_CLASS = {cls: fam for fam in FAMILIES for cls in fam.classes}
@@ -367,6 +395,17 @@ _BY_MODEL_TYPE.update({"gemma3": _BY_MODEL_TYPE["gemma3_text"], "llama4": _BY_MO
 _WRAPPERS = {"Gemma3ForConditionalGeneration": ("outer", True), "Llama4ForConditionalGeneration": ("text", None)}
 # Layer kinds of the KV cache (transformers' `layer_types` names).
 LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
+# Recurrent layer kinds: a fixed-size state instead of a KV cache (section 2.5).
+# "mamba2": Mamba-2 (Dao & Gu 2024, arXiv:2405.21060); "gated_deltanet": gated DeltaNet
+# (Yang, Kautz & Hatamizadeh 2024, arXiv:2412.06464). "none": a layer with no sequence mixer
+# (NemotronH's MLP-only and MoE-only layers).
+STATE_KINDS = ("mamba2", "gated_deltanet")
+MIXER_KINDS = LAYER_KINDS + STATE_KINDS + ("none",)
+# FLOPs per state element and token of one recurrent step (the convention of `state_flops_per_token`):
+# Mamba-2: decay h *= a (1), add (dt x) B (2), read y += C h (2); gated DeltaNet: decay S *= a (1),
+# read S^T k (2), write the delta-rule update k (beta (v - S^T k))^T (2), read q^T S (2).
+STATE_FLOPS_PER_ELEMENT = {"mamba2": 5, "gated_deltanet": 7}
+STATE_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 MLA_FORMS = ("absorbed", "expanded")
 _SUPPORTED_TEXT = ", ".join(f.label for f in FAMILIES)
 
@@ -434,7 +473,8 @@ class KVGroup:
     """The layers of one kind in `ModelConfig.kv_cache_breakdown()`.
 
     kind:       "full_attention", "sliding_attention", "chunked_attention" (a token
-                sees its own chunk of `window` tokens), or "mla" (multi-head latent attention).
+                sees its own chunk of `window` tokens), "mla" (multi-head latent attention),
+                or a recurrent kind ("mamba2", "gated_deltanet": a fixed state, `per_token` 0).
     layers:     how many layers are of this kind.
     window:     the window or chunk in tokens (None: the whole context).
     per_token:  numbers cached per token in one such layer.
@@ -448,6 +488,7 @@ class KVGroup:
     per_token: int
     tokens: int
     bytes: float
+    state: int = 0  # numbers one such layer holds whatever the context (convolution + recurrent state)
 
 
 # -----------------------------------------------------------------------------
@@ -506,6 +547,25 @@ class ModelConfig:
     moe_intermediate_size: int = 0
     norm_topk_prob: bool = False  # renormalise the top-k router weights to sum to 1
     moe_layers: tuple[int, ...] = ()
+    ffn_free_layers: tuple[int, ...] = ()  # layers with no MLP (NemotronH's Mamba and attention layers)
+    mlp_gated: bool = True  # gate, up and down projections; False: up and down only (NemotronH's squared ReLU)
+    attn_output_gate: bool = False  # Qwen3-Next: q_proj also gives a sigmoid gate on the attention output
+    # Mamba-2 layers (layer kind "mamba2")
+    mamba_num_heads: int = 0
+    mamba_head_dim: int = 0
+    ssm_state_size: int = 0
+    n_groups: int = 0  # groups sharing one B and C
+    mamba_bias: bool = False  # biases on in_proj and out_proj
+    mamba_norm: bool = True  # the gated RMSNorm before out_proj
+    # gated DeltaNet layers (layer kind "gated_deltanet")
+    linear_num_key_heads: int = 0
+    linear_num_value_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
+    # the short causal convolution of recurrent layers
+    conv_kernel: int = 0
+    conv_bias: bool = False
+    state_dtype: str = "fp32"  # the recurrent state's dtype in transformers' cache (mamba_ssm_cache_dtype)
     shared_expert_intermediate_size: int = 0  # width of the always-on shared expert(s), 0 = none
     shared_expert_gate: bool = False  # Qwen2-MoE: a sigmoid gate (hidden -> 1) on the shared expert
     router_bias: bool = False  # one extra number per expert: a router bias (gpt-oss) or DeepSeek's correction bias
@@ -628,8 +688,23 @@ class ModelConfig:
         """The attention kind of every layer ("full_attention", "sliding_attention", "chunked_attention")."""
         return self.layer_types or ("full_attention",) * self.num_hidden_layers
 
+    @property
+    def attention_layers(self) -> tuple[int, ...]:
+        """The layers that attend (and so keep a KV cache): every layer of a transformer, a few of a hybrid."""
+        return tuple(i for i, k in enumerate(self.kinds) if k in LAYER_KINDS)
+
+    @property
+    def state_layers(self) -> tuple[int, ...]:
+        """The recurrent layers (Mamba-2, gated DeltaNet): a fixed-size state instead of a KV cache."""
+        return tuple(i for i, k in enumerate(self.kinds) if k in STATE_KINDS)
+
+    @property
+    def is_hybrid(self) -> bool:
+        return bool(self.state_layers)
+
     def window_of(self, layer: int) -> int | None:
-        """The sliding window (or attention chunk) of layer `layer`; None: it sees the whole context."""
+        """The sliding window (or attention chunk) of layer `layer`; None: it sees the whole context
+        (or it does not attend)."""
         kind = self.kinds[layer]
         if kind == "sliding_attention":
             return self.sliding_window
@@ -655,18 +730,74 @@ class ModelConfig:
             o = n_q * self.v_head_dim * h
             other += self.kv_lora_rank + (kv_a_out if self.qkv_bias else 0) + (h if self.o_bias else 0)
             return q + kv_a + kv_b + o, other
-        matmul = h * n_q * d + 2 * h * n_kv * d + n_q * d * h  # q, k, v, o projections
+        q_out = n_q * d * (2 if self.attn_output_gate else 1)  # Qwen3-Next: query and its gate
+        matmul = h * q_out + 2 * h * n_kv * d + n_q * d * h  # q, k, v, o projections
         if not self.qk_norm:
             norms = 0
         else:
             norms = (n_q + n_kv) * d if self.qk_norm_all_heads else 2 * d
-        biases = (n_q * d + 2 * n_kv * d if self.qkv_bias else 0) + (h if self.o_bias else 0)
+        biases = (q_out + 2 * n_kv * d if self.qkv_bias else 0) + (h if self.o_bias else 0)
         return matmul, norms + biases + (n_q if self.attention_sinks else 0)
 
     def _mlp_params(self, width: int, bias: bool) -> tuple[int, int]:
-        """(matmul weights, biases) of one gated MLP: gate and up (h -> width), down (width -> h)."""
-        h = self.hidden_size
-        return 3 * h * width, (2 * width + h if bias else 0)
+        """(matmul weights, biases) of one MLP: gate and up (h -> width), down (width -> h); no gate
+        when `mlp_gated` is False."""
+        h, mats = self.hidden_size, (3 if self.mlp_gated else 2)
+        return mats * h * width, ((mats - 1) * width + h if bias else 0)
+
+    def _state_params(self, kind: str) -> tuple[int, int]:
+        """(weights in matmuls and the convolution, other weights) of one recurrent layer.
+
+        Mamba-2 (transformers' NemotronH mixer): in_proj h -> (z, x, B, C, dt) = 2 I + 2 G N + H
+        with I = heads x head_dim; a depthwise causal conv of `conv_kernel` taps over x, B, C
+        (I + 2 G N channels); per head dt_bias, A_log, D; a gated RMSNorm over I; out_proj I -> h.
+        Gated DeltaNet (Qwen3-Next): in_proj_qkvz h -> 2 Hk dk + 2 Hv dv, in_proj_ba h -> 2 Hv,
+        a conv over q, k, v (2 Hk dk + Hv dv channels, no bias), per value head dt_bias and A_log,
+        an RMSNorm over dv, out_proj Hv dv -> h. Convolution taps count with the matmul weights:
+        each multiplies one input per token (2 FLOPs).
+        """
+        h, k = self.hidden_size, self.conv_kernel
+        if kind == "mamba2":
+            heads, inner = self.mamba_num_heads, self.mamba_num_heads * self.mamba_head_dim
+            bc = 2 * self.n_groups * self.ssm_state_size
+            proj_out = 2 * inner + bc + heads
+            channels = inner + bc
+            matmul = h * proj_out + channels * k + inner * h
+            other = 3 * heads + (channels if self.conv_bias else 0) + (inner if self.mamba_norm else 0)
+            return matmul, other + (proj_out + h if self.mamba_bias else 0)
+        if kind == "gated_deltanet":
+            hk, hv = self.linear_num_key_heads, self.linear_num_value_heads
+            dk, dv = self.linear_key_head_dim, self.linear_value_head_dim
+            channels = 2 * hk * dk + hv * dv
+            matmul = h * (2 * hk * dk + 2 * hv * dv) + h * 2 * hv + channels * k + hv * dv * h
+            return matmul, 2 * hv + dv + (channels if self.conv_bias else 0)
+        return 0, 0
+
+    def state_elements(self, layer: int) -> tuple[int, int]:
+        """(convolution state, recurrent state) numbers one sequence keeps in layer `layer`; (0, 0) if it attends.
+
+        As transformers 5 caches them: the convolution's last `conv_kernel` inputs per channel,
+        and the recurrent state: heads x head_dim x state for Mamba-2, value heads x dk x dv for
+        gated DeltaNet.
+        """
+        kind = self.kinds[layer]
+        if kind == "mamba2":
+            inner = self.mamba_num_heads * self.mamba_head_dim
+            channels = inner + 2 * self.n_groups * self.ssm_state_size
+            return channels * self.conv_kernel, inner * self.ssm_state_size
+        if kind == "gated_deltanet":
+            hk, hv = self.linear_num_key_heads, self.linear_num_value_heads
+            dk, dv = self.linear_key_head_dim, self.linear_value_head_dim
+            return (2 * hk * dk + hv * dv) * self.conv_kernel, hv * dk * dv
+        return 0, 0
+
+    def _layer_counts(self) -> dict:
+        """How many layers of each part: attention, each recurrent kind, dense MLPs, MoE layers."""
+        moe, free = set(self.moe_layers), set(self.ffn_free_layers)
+        counts = {kind: self.kinds.count(kind) for kind in STATE_KINDS}
+        counts.update(attention=len(self.attention_layers), moe=len(moe),
+                      dense=sum(1 for i in range(self.num_hidden_layers) if i not in moe and i not in free))
+        return counts
 
     def param_breakdown(self) -> tuple[ParamPart, ...]:
         """Where the parameters sit: embedding, attention, dense MLPs, routed experts, shared experts,
@@ -677,8 +808,8 @@ class ModelConfig:
         h, v = self.hidden_size, self.vocab_size
         norm = h * (2 if self.norm_bias else 1)
         attn_matmul, attn_other = self._attention_params()
-        moe = set(self.moe_layers)
-        n_moe, n_dense = len(moe), self.num_hidden_layers - len(moe)
+        n = self._layer_counts()
+        n_moe, n_dense, n_attn = n["moe"], n["dense"], n["attention"]
         dense_matmul, dense_bias = self._mlp_params(self.intermediate_size, self.mlp_bias)
         expert_matmul, expert_bias = self._mlp_params(self.moe_intermediate_size, self.expert_bias)
         shared_matmul, shared_bias = self._mlp_params(self.shared_expert_intermediate_size, self.mlp_bias)
@@ -687,7 +818,9 @@ class ModelConfig:
         layers = self.num_hidden_layers
         parts = [
             ("embedding", v * h, v * h),
-            ("attention", layers * (attn_matmul + attn_other), layers * (attn_matmul + attn_other)),
+            ("attention", n_attn * (attn_matmul + attn_other), n_attn * (attn_matmul + attn_other)),
+            *((f"{_STATE_LABELS[kind]} layers", n[kind] * sum(self._state_params(kind)),
+               n[kind] * sum(self._state_params(kind))) for kind in STATE_KINDS),
             ("dense MLPs", n_dense * (dense_matmul + dense_bias), n_dense * (dense_matmul + dense_bias)),
             ("routed experts", n_moe * self.num_experts * expert, n_moe * self.num_experts_per_tok * expert),
             ("shared experts", n_moe * (shared_matmul + shared_bias), n_moe * (shared_matmul + shared_bias)),
@@ -713,10 +846,11 @@ class ModelConfig:
         total, active = sum(p.total for p in parts), sum(p.active for p in parts)
         h, v = self.hidden_size, self.vocab_size
         attn_matmul, _ = self._attention_params()
-        n_moe = len(self.moe_layers)
-        n_dense = self.num_hidden_layers - n_moe
+        n = self._layer_counts()
+        n_moe, n_dense = n["moe"], n["dense"]
         matmul = (v * h  # the LM head multiply, tied or not
-                  + self.num_hidden_layers * attn_matmul
+                  + n["attention"] * attn_matmul
+                  + sum(n[kind] * self._state_params(kind)[0] for kind in STATE_KINDS)
                   + n_dense * self._mlp_params(self.intermediate_size, False)[0]
                   + n_moe * (self.num_experts_per_tok * self._mlp_params(self.moe_intermediate_size, False)[0]
                              + self._mlp_params(self.shared_expert_intermediate_size, False)[0]
@@ -746,22 +880,25 @@ class ModelConfig:
         layer for DeepSeek-V3: what the per-head form of attention reads
         (`attention_flops_per_key`), and what transformers 4.x cached.
         """
+        per_layer = self._kv_per_attention_layer(mla)
+        if layer is None:
+            return per_layer * len(self.attention_layers)
+        if not (isinstance(layer, int) and not isinstance(layer, bool) and 0 <= layer < self.num_hidden_layers):
+            raise ValueError(f"layer must be an int in [0, {self.num_hidden_layers}), got {layer!r}")
+        return per_layer if self.kinds[layer] in LAYER_KINDS else 0  # a recurrent layer caches no keys
+
+    def _kv_per_attention_layer(self, mla: str) -> int:
         mla = self._mla(mla)
         if self.uses_mla:
             if mla == "absorbed":
-                per_layer = self.kv_lora_rank + self.qk_rope_head_dim
-            else:
-                per_layer = self.num_attention_heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim)
-        else:
-            per_layer = 2 * self.num_key_value_heads * self.head_dim
-        if layer is None:
-            return per_layer * self.num_hidden_layers
-        if not (isinstance(layer, int) and not isinstance(layer, bool) and 0 <= layer < self.num_hidden_layers):
-            raise ValueError(f"layer must be an int in [0, {self.num_hidden_layers}), got {layer!r}")
-        return per_layer
+                return self.kv_lora_rank + self.qk_rope_head_dim
+            return self.num_attention_heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim)
+        return 2 * self.num_key_value_heads * self.head_dim
 
     def kv_cache_bytes_per_token(self, dtype="bf16", mla: str = "absorbed"):
-        """Bytes the KV cache grows by per token, all layers (window caps ignored; see `kv_cache_bytes`).
+        """Bytes the KV cache grows by per token, all attention layers (window caps ignored; see `kv_cache_bytes`).
+
+        A recurrent layer's state does not grow with the context: it is in `kv_cache_bytes`, not here.
 
         Llama-3.1-8B in bf16: 2 (K and V) * 32 layers * 8 KV heads * 128 * 2 bytes = 131072.
         Returns an int when the result is whole (always, except for 4-bit dtypes).
@@ -777,23 +914,44 @@ class ModelConfig:
         min(context, chunk): what must be reserved per sequence, since a sequence
         passes through chunk ends (vLLM frees finished chunks and holds fewer).
         """
+        if self.kinds[layer] not in LAYER_KINDS:
+            return 0  # a recurrent layer or one with no mixer keeps no tokens
         window = self.window_of(layer)
         return context if window is None else min(context, window)
 
-    def kv_cache_bytes(self, context: int, batch: int = 1, dtype="bf16", mla: str = "absorbed"):
-        """KV cache bytes for `batch` sequences of `context` tokens each, summed per layer (`tokens_held`)."""
+    def state_bytes(self, dtype="bf16", state_dtype=None):
+        """Bytes of every recurrent layer's fixed state for one sequence, whatever its length.
+
+        Convolution states in `dtype` (transformers: the model's dtype), recurrent states in
+        `state_dtype` (default `self.state_dtype`: transformers keeps Mamba-2's and gated DeltaNet's
+        in float32). 0 for a model with no recurrent layers.
+        """
+        per_element = dtype_bytes("dtype", dtype)
+        per_state = dtype_bytes("state_dtype", self.state_dtype if state_dtype is None else state_dtype)
+        conv = rec = 0
+        for i in self.state_layers:
+            c, r = self.state_elements(i)
+            conv, rec = conv + c, rec + r
+        return _whole(conv * per_element + rec * per_state)
+
+    def kv_cache_bytes(self, context: int, batch: int = 1, dtype="bf16", mla: str = "absorbed", state_dtype=None):
+        """The whole per-sequence cache for `batch` sequences of `context` tokens each.
+
+        The KV of the attention layers, summed per layer (`tokens_held`), at `dtype`; plus,
+        for a hybrid, every recurrent layer's fixed state (`state_bytes(dtype, state_dtype)`).
+        """
         context = positive_int("context", context)
         batch = positive_int("batch", batch)
         per_element = dtype_bytes("dtype", dtype)
-        per_layer = self.kv_cache_elements_per_token(0, mla=mla)
+        per_layer = self._kv_per_attention_layer(mla)
         tokens = sum(self.tokens_held(i, context) for i in range(self.num_hidden_layers))
-        return _whole(per_layer * tokens * batch * per_element)
+        return _whole((per_layer * tokens * per_element + self.state_bytes(dtype, state_dtype)) * batch)
 
     def kv_cache_breakdown(self, context: int, dtype="bf16", mla: str = "absorbed") -> tuple[KVGroup, ...]:
         """The cache of one sequence of `context` tokens, per layer kind (see `KVGroup`)."""
         context = positive_int("context", context)
         per_element = dtype_bytes("dtype", dtype)
-        per_layer = self.kv_cache_elements_per_token(0, mla=mla)
+        per_layer = self._kv_per_attention_layer(mla)
         groups = []
         for kind in LAYER_KINDS:
             layers = [i for i, k in enumerate(self.kinds) if k == kind]
@@ -803,6 +961,13 @@ class ModelConfig:
             label = "mla" if self.uses_mla and mla == "absorbed" else kind
             groups.append(KVGroup(label, len(layers), self.window_of(layers[0]), per_layer, tokens,
                                   _whole(len(layers) * per_layer * tokens * per_element)))
+        per_state = dtype_bytes("state_dtype", self.state_dtype)
+        for kind in STATE_KINDS:
+            layers = [i for i, k in enumerate(self.kinds) if k == kind]
+            if layers:
+                conv, rec = self.state_elements(layers[0])
+                groups.append(KVGroup(kind, len(layers), None, 0, 0,
+                                      _whole(len(layers) * (conv * per_element + rec * per_state)), conv + rec))
         return tuple(groups)
 
     # -- compute ---------------------------------------------------------------------
@@ -845,6 +1010,8 @@ class ModelConfig:
         with chunk c: the tokens of the current chunk so far, ((context - 1) mod c) + 1.
         """
         kind, window = self.kinds[layer], self.window_of(layer)
+        if kind not in LAYER_KINDS:
+            return 0
         if window is None:
             return context
         if kind == "chunked_attention":
@@ -870,7 +1037,7 @@ class ModelConfig:
         P = positive_int("prompt_tokens", prompt_tokens)
         per_key = self.attention_flops_per_key(mla)
         keys = 0
-        for i in range(self.num_hidden_layers):
+        for i in self.attention_layers:
             kind, w = self.kinds[i], self.window_of(i)
             if w is None or (kind == "sliding_attention" and P <= w):
                 keys += P * (P + 1) // 2
@@ -881,25 +1048,41 @@ class ModelConfig:
                 keys += q * w * (w + 1) // 2 + r * (r + 1) // 2
         return per_key * keys
 
+    def state_flops_per_token(self) -> int:
+        """FLOPs of one recurrent step in every recurrent layer: `STATE_FLOPS_PER_ELEMENT` per state number.
+
+        Independent of the context: a Mamba-2 or gated DeltaNet layer's work is linear in
+        the sequence length (its projections and convolution are in `params().matmul_active`).
+        """
+        return sum(STATE_FLOPS_PER_ELEMENT[self.kinds[i]] * self.state_elements(i)[1] for i in self.state_layers)
+
     def flops_per_token(self, context: int, mla: str = "absorbed") -> int:
         """FLOPs to decode one token whose attention sees `context` keys (itself included).
 
-        Convention: a multiply-add is 2 FLOPs; the count is 2 * `params().matmul_active`
-        (every weight the token multiplies by, LM head included, embedding lookup
-        excluded) plus `attention_flops_per_token(context, mla)`. Norms, RoPE,
-        softmax, activations and the router's top-k are left out (they are a
-        fraction of a percent). `prefill_flops(N)` sums it over positions 1..N.
+        The convention, for every family: a multiply-add is 2 FLOPs; the count is
+        2 * `params().matmul_active` (every weight the token multiplies by: the k routed
+        experts of a MoE layer, not all of them; the LM head, tied or not; convolution
+        taps; not the embedding lookup) plus `attention_flops_per_token(context, mla)`
+        (scores and weighted sums over the keys each attention layer sees) plus
+        `state_flops_per_token()` (the recurrent steps of a hybrid's Mamba-2 or DeltaNet
+        layers). Norms, RoPE, softmax, activations, gates and the router's top-k are
+        left out (a fraction of a percent). `prefill_flops(N)` sums it over positions 1..N.
         """
-        return 2 * self.params().matmul_active + self.attention_flops_per_token(context, mla)
+        return (2 * self.params().matmul_active + self.attention_flops_per_token(context, mla)
+                + self.state_flops_per_token())
 
     def prefill_flops(self, prompt_tokens: int, mla: str = "absorbed") -> int:
         """FLOPs of a causal prefill of `prompt_tokens` tokens: sum of `flops_per_token` over positions 1..P."""
         P = positive_int("prompt_tokens", prompt_tokens)
-        return 2 * self.params().matmul_active * P + self.prefill_attention_flops(P, mla)
+        return ((2 * self.params().matmul_active + self.state_flops_per_token()) * P
+                + self.prefill_attention_flops(P, mla))
 
     def weights_bytes(self, dtype="bf16"):
         """Bytes to hold every weight (`params().total`) at `dtype`."""
         return _whole(self.params().total * dtype_bytes("dtype", dtype))
+
+
+_STATE_LABELS = {"mamba2": "Mamba-2", "gated_deltanet": "gated DeltaNet"}
 
 
 def _whole(x):
@@ -1060,7 +1243,9 @@ def _parse(c: dict, name: str | None) -> dict:
                          "not a causal LM")
     r = _Reader(text, fam, where)
     mt = fam.model_type
-    hidden, heads, layers = r.int("hidden_size"), r.int("num_attention_heads"), r.int("num_hidden_layers")
+    hidden, heads = r.int("hidden_size"), r.int("num_attention_heads")
+    # NemotronH: as many layers as its pattern lists (transformers ignores num_hidden_layers)
+    layers = len(_nemotron_blocks(r)) if fam.layout == "nemotron_h" else r.int("num_hidden_layers")
     vocab = r.int("vocab_size")
     kv_heads = r.int("num_key_value_heads", derived=heads)
     if heads % kv_heads:
@@ -1092,6 +1277,7 @@ def _parse(c: dict, name: str | None) -> dict:
     fields.update(_attention_layout(r, fam))
     fields.update(_layer_kinds(r, fam, layers))
     fields.update(_experts(r, fam, layers, fields["intermediate_size"]))
+    fields.update(_state_fields(r, fam), mlp_gated=fam.mlp_gated, attn_output_gate=fam.attn_output_gate)
     if fam.mla:
         fields.update(_mla(r))
     fields["defaulted"] = tuple(r.defaulted)
@@ -1185,10 +1371,59 @@ def _full(r: _Reader, layers: int, given) -> tuple:
     return ["full_attention"] * layers, None, None
 
 
+_NEMOTRON_SYMBOLS = {"M": "mamba", "E": "moe", "*": "attention", "-": "mlp"}
+# transformers 5 names (and the names of older NemotronH configs) of a NemotronH layer
+_NEMOTRON_BLOCKS = {"linear_attention": "mamba", "mamba": "mamba", "full_attention": "attention",
+                    "attention": "attention", "moe": "moe", "mlp": "mlp"}
+
+
+def _nemotron_blocks(r: _Reader) -> list:
+    """NemotronH's layers: `hybrid_override_pattern` ("M": Mamba-2, "E": MoE, "*": attention, "-": MLP),
+    else `layers_block_type`, as mamba / moe / attention / mlp. Their count is the number of layers."""
+    pattern = r.c.get("hybrid_override_pattern")
+    listed = r.raw("layers_block_type")
+    if pattern is not None and listed is None:
+        if not isinstance(pattern, str) or not pattern or set(pattern) - set(_NEMOTRON_SYMBOLS):
+            raise ValueError(f"{r.name('hybrid_override_pattern')} must be a string of M (Mamba-2), E (MoE), "
+                             f"* (attention) and - (MLP), got {pattern!r}")
+        return [_NEMOTRON_SYMBOLS[ch] for ch in pattern]
+    if listed is None:  # NemotronHConfig's default stack
+        listed = ["linear_attention", "moe", "full_attention", "mlp"]
+        r.defaulted.append("layers_block_type")
+    if not isinstance(listed, list) or not listed or any(b not in _NEMOTRON_BLOCKS for b in listed):
+        raise ValueError(f"{r.name('layers_block_type')} must be a list of {sorted(_NEMOTRON_BLOCKS)}, got {listed!r}")
+    return [_NEMOTRON_BLOCKS[b] for b in listed]
+
+
+def _nemotron_h(r: _Reader, layers: int, given) -> tuple:
+    """NemotronH: one block per layer; Mamba-2 and attention layers mix, MoE and MLP layers have no mixer."""
+    kinds = {"mamba": "mamba2", "attention": "full_attention", "moe": "none", "mlp": "none"}
+    window = r.int("sliding_window", optional=True, null_is_value=True)
+    if window:
+        raise ValueError(f"{r.name('sliding_window')}: a NemotronH with sliding-window attention is not read "
+                         f"(transformers' NemotronH attends to the whole context), got {window}")
+    return [kinds[b] for b in _nemotron_blocks(r)], None, None
+
+
+def _qwen3_next(r: _Reader, layers: int, given) -> tuple:
+    """Qwen3-Next: `layer_types` ("linear_attention": gated DeltaNet), else one full attention layer
+    in every `full_attention_interval` (4)."""
+    listed = r.raw("layer_types")
+    if listed is None:
+        every = r.int("full_attention_interval")
+        return ["full_attention" if (i + 1) % every == 0 else "gated_deltanet" for i in range(layers)], None, None
+    names = {"linear_attention": "gated_deltanet", "full_attention": "full_attention"}
+    if not isinstance(listed, list) or len(listed) != layers or any(t not in names for t in listed):
+        raise ValueError(f"{r.name('layer_types')} must list 'linear_attention' or 'full_attention' for each of "
+                         f"the {layers} layers, got {listed!r}")
+    return [names[t] for t in listed], None, None
+
+
 # name -> (rule, whether the family's config may list `layer_types`)
 _LAYOUTS = {"full": (_full, False), "one_window": (_one_window, False), "qwen": (_qwen, True),
             "qwen2_moe": (_qwen2_moe, True), "qwen3_moe": (_qwen3_moe, False), "alternating": (_alternating, True),
-            "gemma3": (_gemma3, True), "smollm3": (_smollm3, True), "llama4": (_llama4, True)}
+            "gemma3": (_gemma3, True), "smollm3": (_smollm3, True), "llama4": (_llama4, True),
+            "nemotron_h": (_nemotron_h, False), "qwen3_next": (_qwen3_next, False)}
 
 
 def _layer_kinds(r: _Reader, fam: Family, layers: int) -> dict:
@@ -1196,8 +1431,8 @@ def _layer_kinds(r: _Reader, fam: Family, layers: int) -> dict:
     rule, reads_list = _LAYOUTS[fam.layout]
     kinds, window, chunk = rule(r, layers, r.layer_types(layers) if reads_list else None)
     # a sliding or chunked layer without a window in effect attends to everything
-    kinds = [k if (k == "sliding_attention" and window) or (k == "chunked_attention" and chunk) else "full_attention"
-             for k in kinds]
+    kinds = [k if (k == "sliding_attention" and window) or (k == "chunked_attention" and chunk)
+             or k not in LAYER_KINDS else "full_attention" for k in kinds]
     sliding = tuple(i for i, k in enumerate(kinds) if k == "sliding_attention")
     chunked = any(k == "chunked_attention" for k in kinds)
     return dict(layer_types=tuple(kinds), sliding_window=window if sliding else None, sliding_window_layers=sliding,
@@ -1274,8 +1509,21 @@ def _llama4_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> 
                 moe_layers=tuple(sorted(set(moe_layers))))
 
 
+def _nemotron_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """NemotronH: its "E" layers route among experts, with one shared expert; "M" and "*" layers have no MLP."""
+    if r.raw("moe_latent_size") is not None:
+        raise ValueError(f"{r.name('moe_latent_size')}: NemotronH experts working in a latent space are not read; "
+                         f"got {r.raw('moe_latent_size')!r} (null expected)")
+    blocks = _nemotron_blocks(r)
+    return dict(num_experts=r.int("n_routed_experts"), num_experts_per_tok=r.int("num_experts_per_tok"),
+                moe_intermediate_size=r.int("moe_intermediate_size"),
+                shared_expert_intermediate_size=r.int("moe_shared_expert_intermediate_size", zero=True),
+                moe_layers=tuple(i for i, b in enumerate(blocks) if b == "moe"),
+                ffn_free_layers=tuple(i for i, b in enumerate(blocks) if b in ("mamba", "attention")))
+
+
 _EXPERT_RULES = {"every_layer": _every_layer, "qwen": _qwen_experts, "deepseek": _deepseek_experts,
-                 "ernie": _ernie_experts, "llama4": _llama4_experts}
+                 "ernie": _ernie_experts, "llama4": _llama4_experts, "nemotron_h": _nemotron_experts}
 
 
 def _experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
@@ -1291,8 +1539,27 @@ def _experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
         raise ValueError(f"{r.name(key)} ({out['num_experts_per_tok']}) must be at most the number of "
                          f"routed experts ({out['num_experts']})")
     if not out.get("moe_layers"):  # a dense model after all: no expert fields
-        return {"intermediate_size": out["intermediate_size"]} if "intermediate_size" in out else {}
+        return {k: out[k] for k in ("intermediate_size", "ffn_free_layers") if k in out}
     return out
+
+
+def _state_fields(r: _Reader, fam: Family) -> dict:
+    """The recurrent layers' sizes (Mamba-2 or gated DeltaNet) and the dtype of their state."""
+    if fam.state == "mamba2":
+        dtype = r.raw("mamba_ssm_cache_dtype")
+        if dtype not in STATE_DTYPES:
+            raise ValueError(f"{r.name('mamba_ssm_cache_dtype')} must be one of {sorted(STATE_DTYPES)}, got {dtype!r}")
+        return dict(mamba_num_heads=r.int("mamba_num_heads"), mamba_head_dim=r.int("mamba_head_dim"),
+                    ssm_state_size=r.int("ssm_state_size"), n_groups=r.int("n_groups"),
+                    conv_kernel=r.int("conv_kernel"), conv_bias=r.bool("use_conv_bias"),
+                    mamba_bias=r.bool("use_bias"), state_dtype=STATE_DTYPES[dtype])
+    if fam.state == "gated_deltanet":
+        return dict(linear_num_key_heads=r.int("linear_num_key_heads"),
+                    linear_num_value_heads=r.int("linear_num_value_heads"),
+                    linear_key_head_dim=r.int("linear_key_head_dim"),
+                    linear_value_head_dim=r.int("linear_value_head_dim"),
+                    conv_kernel=r.int("linear_conv_kernel_dim"))
+    return {}
 
 
 def _mla(r: _Reader) -> dict:
