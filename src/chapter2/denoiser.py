@@ -1,0 +1,446 @@
+"""A diffusion denoiser from its diffusers config.json: parameters and FLOPs of one pass (sections 2.3, 2.4.3).
+
+    d = Denoiser.from_diffusers(config)   # a pipeline's transformer/config.json or unet/config.json, as a dict
+    d.params().total                      # nn.Parameter count of the diffusers model (buffers excluded)
+    d.pass_flops(width=1024, height=1024, frames=1, text_tokens=512)   # one forward pass, one sample
+
+The FLOP convention: 2 per multiply-add of every matmul at the rows it really sees, every convolution at the
+positions it produces, and attention's QKᵀ and PV (joint, cross or text-only); elementwise work (norms,
+activations, RoPE, softmax) is left out. The rows a layer sees are what makes a denoiser differ from
+"2 × parameters × tokens":
+
+    IMAGE   latent tokens (the patchified latent: frames × height × width after the VAE and the patches)
+    TEXT    prompt tokens (a dual-stream block's text weights see only these; cross-attention K/V act on them)
+    JOINT   image + text tokens (single-stream blocks, joint attention)
+    SAMPLE  1 per sample (timestep and pooled-text embedders, adaLN modulation linears)
+
+A model is a tuple of parts (`Linear`, `Conv`, `Attention`, `LinearAttention`, `Weights`), each with the rows
+it sees; one function per diffusers class family builds that tuple from the config (`FAMILIES`). The
+oracle is diffusers itself: tests/test_diffusion_denoisers.py builds every class on the meta device from
+published configs and compares parameters (equal) and FLOPs (torch's FlopCounterMode, within 2 %).
+
+Pixels become tokens as the class's pipeline does: the VAE shrinks each side by `vae_spatial` (and time by
+`vae_temporal`: latent frames = (frames − 1) / t + 1), then patches of `patch` = (t, h, w) latent pixels are
+one token each.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from numbers import Integral
+
+from ._checks import positive_int
+
+__all__ = ["Denoiser", "DenoiserParams", "PassFlops", "Linear", "Conv", "Attention", "LinearAttention", "Weights",
+           "FAMILIES", "SUPPORTED", "IMAGE", "TEXT", "JOINT", "SAMPLE"]
+
+IMAGE, TEXT, JOINT, SAMPLE = "image", "text", "joint", "sample"
+
+
+# ------------------------------------------------------------------ parts
+@dataclass(frozen=True)
+class Linear:
+    """nn.Linear(fan_in, fan_out) applied to `rows` rows, `count` identical copies (one per block)."""
+
+    name: str
+    fan_in: int
+    fan_out: int
+    rows: str
+    bias: bool = True
+    count: int = 1
+
+    @property
+    def params(self) -> int:
+        return self.count * (self.fan_in * self.fan_out + (self.fan_out if self.bias else 0))
+
+    def flops(self, rows: dict) -> int:
+        return 2 * self.count * self.fan_in * self.fan_out * rows[self.rows]
+
+
+@dataclass(frozen=True)
+class Conv:
+    """A convolution with `kernel` taps (k×k or t×k×k), producing `rows` output positions."""
+
+    name: str
+    c_in: int
+    c_out: int
+    kernel: int
+    rows: str
+    bias: bool = True
+    count: int = 1
+
+    @property
+    def params(self) -> int:
+        return self.count * (self.c_in * self.c_out * self.kernel + (self.c_out if self.bias else 0))
+
+    def flops(self, rows: dict) -> int:
+        return 2 * self.count * self.c_in * self.c_out * self.kernel * rows[self.rows]
+
+
+@dataclass(frozen=True)
+class Attention:
+    """Softmax attention: QKᵀ and PV, 2 · q · kv · width each (width = heads × head_dim)."""
+
+    name: str
+    q: str
+    kv: str
+    width: int
+    count: int = 1
+    params = 0
+
+    def flops(self, rows: dict) -> int:
+        return 4 * self.count * rows[self.q] * rows[self.kv] * self.width
+
+
+@dataclass(frozen=True)
+class LinearAttention:
+    """ReLU linear attention (Sana): VᵀK then (VᵀK)Q per head, V padded by a row of ones:
+    4 · rows · heads · head_dim · (head_dim + 1)."""
+
+    name: str
+    rows: str
+    heads: int
+    head_dim: int
+    count: int = 1
+    params = 0
+
+    def flops(self, rows: dict) -> int:
+        return 4 * self.count * rows[self.rows] * self.heads * self.head_dim * (self.head_dim + 1)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Parameters that do no matmul (norm scales, modulation tables, learned positions): counted, no FLOPs."""
+
+    name: str
+    n: int
+    count: int = 1
+
+    @property
+    def params(self) -> int:
+        return self.count * self.n
+
+    def flops(self, rows: dict) -> int:
+        return 0
+
+
+def _mlp(name, d, hidden, rows, count, gated=False, bias=True):
+    """A feed-forward: d -> hidden (two of them for a gated unit) -> d."""
+    return [Linear(f"{name}.up", d, hidden * (2 if gated else 1), rows, bias, count),
+            Linear(f"{name}.down", hidden, d, rows, bias, count)]
+
+
+def _embedder(name, fan_in, d, rows=SAMPLE, count=1):
+    """diffusers' TimestepEmbedding / PixArtAlphaTextProjection: Linear(fan_in, d), act, Linear(d, d)."""
+    return [Linear(f"{name}.1", fan_in, d, rows, True, count), Linear(f"{name}.2", d, d, rows, True, count)]
+
+
+# ------------------------------------------------------------------ config fields
+class _Fields:
+    """Reads a config dict with the class's defaults, naming field, value and expectation on bad input."""
+
+    def __init__(self, config: dict, defaults: dict):
+        self.config, self.defaults, self.cls = config, defaults, config.get("_class_name")
+
+    def raw(self, key):
+        return self.config.get(key, self.defaults.get(key))
+
+    def int(self, key, *, allow_zero=False) -> int:
+        value = self.raw(key)
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < (0 if allow_zero else 1):
+            low = "a whole number >= 0" if allow_zero else "a positive whole number"
+            raise ValueError(f"{self.cls} config field {key!r} must be {low}, got {value!r}")
+        return int(value)
+
+    def num(self, key) -> float:
+        value = self.raw(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise ValueError(f"{self.cls} config field {key!r} must be a positive number, got {value!r}")
+        return float(value)
+
+    def ints(self, key, n=None) -> tuple:
+        value = self.raw(key)
+        if isinstance(value, Integral) and not isinstance(value, bool) and n is not None:
+            value = [value] * n
+        if not isinstance(value, list | tuple) or not value or (n is not None and len(value) != n) or not all(
+                isinstance(v, Integral) and not isinstance(v, bool) and v > 0 for v in value):
+            size = f"{n} " if n is not None else ""
+            raise ValueError(f"{self.cls} config field {key!r} must be a list of {size}positive whole numbers, "
+                             f"got {value!r}")
+        return tuple(int(v) for v in value)
+
+    def choice(self, key, options):
+        value = self.raw(key)
+        if value not in options:
+            raise ValueError(f"{self.cls} config field {key!r} must be one of {list(options)}, got {value!r}")
+        return value
+
+    def flag(self, key) -> bool:
+        value = self.raw(key)
+        if not isinstance(value, bool):
+            raise ValueError(f"{self.cls} config field {key!r} must be true or false, got {value!r}")
+        return value
+
+
+# ------------------------------------------------------------------ families
+@dataclass(frozen=True)
+class _Family:
+    """One diffusers class: its defaults (the class's __init__), how pixels become tokens, its parts."""
+
+    defaults: dict
+    build: object  # (fields) -> list of parts
+    vae_spatial: int
+    vae_temporal: int  # 1 for image models
+    patch: object  # (fields) -> (t, h, w)
+    text_tokens: int  # what its pipeline feeds by default
+    latent_channels: object  # (fields) -> int
+    levels: int = 1  # UNet resolutions (the latent must divide by 2^(levels-1))
+
+
+def _double_stream(d, head_dim, blocks, mod_img, mod_txt, ff_hidden, txt_out=True, txt_ff=True, qk_norm=True):
+    """An MMDiT dual-stream block (SD3, FLUX.1 double blocks, Qwen-Image): image weights see image tokens,
+    text weights text tokens, one attention over both."""
+    n = blocks
+    parts = [Linear("mod.image", d, mod_img * d, SAMPLE, True, n), Linear("mod.text", d, mod_txt * d, SAMPLE, True, n),
+             Linear("attn.qkv.image", d, 3 * d, IMAGE, True, n), Linear("attn.qkv.text", d, 3 * d, TEXT, True, n),
+             Attention("attn.joint", JOINT, JOINT, d, n), Linear("attn.out.image", d, d, IMAGE, True, n),
+             *_mlp("ff.image", d, ff_hidden, IMAGE, n)]
+    if txt_out:
+        parts.append(Linear("attn.out.text", d, d, TEXT, True, n))
+    if txt_ff:
+        parts += _mlp("ff.text", d, ff_hidden, TEXT, n)
+    if qk_norm:
+        parts.append(Weights("attn.qk_norm", 4 * head_dim, n))
+    return parts
+
+
+def _flux(f: _Fields):
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n2, n1 = heads * hd, f.int("num_layers"), f.int("num_single_layers", allow_zero=True)
+    p = f.int("patch_size")
+    out = f.raw("out_channels") or f.int("in_channels")
+    parts = [*_embedder("time", 256, d), *_embedder("pooled_text", f.int("pooled_projection_dim"), d),
+             Linear("context_embedder", f.int("joint_attention_dim"), d, TEXT), Linear("x_embedder", f.int("in_channels"), d, IMAGE),
+             *_double_stream(d, hd, n2, 6, 6, 4 * d),
+             Linear("single.mod", d, 3 * d, SAMPLE, True, n1), Linear("single.qkv", d, 3 * d, JOINT, True, n1),
+             Linear("single.mlp_in", d, 4 * d, JOINT, True, n1), Linear("single.out", 5 * d, d, JOINT, True, n1),
+             Attention("single.attn", JOINT, JOINT, d, n1), Weights("single.qk_norm", 2 * hd, n1),
+             Linear("norm_out", d, 2 * d, SAMPLE), Linear("proj_out", d, p * p * out, IMAGE)]
+    if f.flag("guidance_embeds"):
+        parts += _embedder("guidance", 256, d)
+    return parts
+
+
+def _sd3(f: _Fields):
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n, p = heads * hd, f.int("num_layers"), f.int("patch_size")
+    c_in, out = f.int("in_channels"), f.int("out_channels")
+    dual = f.raw("dual_attention_layers") or ()
+    qk = f.choice("qk_norm", (None, "rms_norm")) is not None
+    if f.int("caption_projection_dim") != d:
+        raise ValueError(f"SD3Transformer2DModel config field 'caption_projection_dim' must equal num_attention_heads × "
+                         f"attention_head_dim ({d}), got {f.raw('caption_projection_dim')!r}")
+    n_dual = len([i for i in dual if isinstance(i, Integral) and 0 <= i < n])
+    if n_dual != len(dual):
+        raise ValueError(f"SD3Transformer2DModel config field 'dual_attention_layers' must list block indices below "
+                         f"num_layers ({n}), got {dual!r}")
+    parts = [Conv("pos_embed", c_in, d, p * p, IMAGE), *_embedder("time", 256, d),
+             *_embedder("pooled_text", f.int("pooled_projection_dim"), d),
+             Linear("context_embedder", f.int("joint_attention_dim"), d, TEXT),
+             # every block but the last, whose text stream only feeds attention (context_pre_only)
+             *_double_stream(d, hd, n - 1, 6, 6, 4 * d, qk_norm=qk),
+             *_double_stream(d, hd, 1, 6, 2, 4 * d, txt_out=False, txt_ff=False, qk_norm=qk),
+             Linear("norm_out", d, 2 * d, SAMPLE), Linear("proj_out", d, p * p * out, IMAGE)]
+    if n_dual:  # SD3.5 Medium (MMDiT-X): a second, image-only attention; modulation grows from 6d to 9d
+        parts += [Linear("attn2.mod", d, 3 * d, SAMPLE, True, n_dual), Linear("attn2.qkv", d, 3 * d, IMAGE, True, n_dual),
+                  Attention("attn2", IMAGE, IMAGE, d, n_dual), Linear("attn2.out", d, d, IMAGE, True, n_dual)]
+        if qk:
+            parts.append(Weights("attn2.qk_norm", 2 * hd, n_dual))
+    return parts
+
+
+def _qwen(f: _Fields):
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n, p = heads * hd, f.int("num_layers"), f.int("patch_size")
+    txt = f.int("joint_attention_dim")
+    return [*_embedder("time", 256, d), Weights("txt_norm", txt), Linear("txt_in", txt, d, TEXT),
+            Linear("img_in", f.int("in_channels"), d, IMAGE), *_double_stream(d, hd, n, 6, 6, 4 * d),
+            Linear("norm_out", d, 2 * d, SAMPLE), Linear("proj_out", d, p * p * f.int("out_channels"), IMAGE)]
+
+
+def _wan(f: _Fields):
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n, ffn = heads * hd, f.int("num_layers"), f.int("ffn_dim")
+    pt, ph, pw = f.ints("patch_size", 3)
+    if f.raw("image_dim") is not None or f.raw("added_kv_proj_dim") is not None:
+        raise ValueError(f"WanTransformer3DModel config fields 'image_dim' and 'added_kv_proj_dim' must be null "
+                         f"(text-to-video), got {f.raw('image_dim')!r} and {f.raw('added_kv_proj_dim')!r}")
+    qk = f.choice("qk_norm", (None, "rms_norm_across_heads")) is not None
+    parts = [Conv("patch_embedding", f.int("in_channels"), d, pt * ph * pw, IMAGE),
+             *_embedder("time", f.int("freq_dim"), d), Linear("time_proj", d, 6 * d, SAMPLE),
+             *_embedder("text", f.int("text_dim"), d, TEXT),
+             Weights("scale_shift_table", 6 * d, n), Weights("out_scale_shift", 2 * d),
+             Linear("self.qkv", d, 3 * d, IMAGE, True, n), Attention("self", IMAGE, IMAGE, d, n),
+             Linear("self.out", d, d, IMAGE, True, n),
+             Linear("cross.q", d, d, IMAGE, True, n), Linear("cross.kv", d, 2 * d, TEXT, True, n),
+             Attention("cross", IMAGE, TEXT, d, n), Linear("cross.out", d, d, IMAGE, True, n),
+             *_mlp("ffn", d, ffn, IMAGE, n), Linear("proj_out", d, pt * ph * pw * f.int("out_channels"), IMAGE)]
+    if qk:
+        parts.append(Weights("qk_norm", 4 * d, n))
+    if f.flag("cross_attn_norm"):
+        parts.append(Weights("norm2", 2 * d, n))
+    return parts
+
+
+_FLUX_DEFAULTS = dict(patch_size=1, in_channels=64, out_channels=None, num_layers=19, num_single_layers=38,
+                      attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
+                      pooled_projection_dim=768, guidance_embeds=False)
+_SD3_DEFAULTS = dict(sample_size=128, patch_size=2, in_channels=16, num_layers=18, attention_head_dim=64,
+                     num_attention_heads=18, joint_attention_dim=4096, caption_projection_dim=1152,
+                     pooled_projection_dim=2048, out_channels=16, pos_embed_max_size=96, dual_attention_layers=(),
+                     qk_norm=None)
+_QWEN_DEFAULTS = dict(patch_size=2, in_channels=64, out_channels=16, num_layers=60, attention_head_dim=128,
+                      num_attention_heads=24, joint_attention_dim=3584, guidance_embeds=False)
+_WAN_DEFAULTS = dict(patch_size=(1, 2, 2), num_attention_heads=40, attention_head_dim=128, in_channels=16,
+                     out_channels=16, text_dim=4096, freq_dim=256, ffn_dim=13824, num_layers=40,
+                     cross_attn_norm=True, qk_norm="rms_norm_across_heads", image_dim=None, added_kv_proj_dim=None)
+
+
+def _packed(f):
+    """FLUX.1 and Qwen-Image pack 2 × 2 latent pixels into one token before the transformer (in_channels = 4c)."""
+    return (1, 2, 2)
+
+
+FAMILIES = {
+    "FluxTransformer2DModel": _Family(_FLUX_DEFAULTS, _flux, 8, 1, _packed, 512,
+                                      lambda f: f.int("in_channels") // 4),
+    "SD3Transformer2DModel": _Family(_SD3_DEFAULTS, _sd3, 8, 1, lambda f: (1, f.int("patch_size"), f.int("patch_size")),
+                                     333, lambda f: f.int("in_channels")),
+    "QwenImageTransformer2DModel": _Family(_QWEN_DEFAULTS, _qwen, 8, 1, _packed, 256,
+                                           lambda f: f.int("in_channels") // 4),
+    "WanTransformer3DModel": _Family(_WAN_DEFAULTS, _wan, 8, 4, lambda f: f.ints("patch_size", 3), 512,
+                                     lambda f: f.int("in_channels")),
+}
+SUPPORTED = tuple(FAMILIES)
+
+
+# ------------------------------------------------------------------ the denoiser
+@dataclass(frozen=True)
+class DenoiserParams:
+    """Parameter count of a denoiser, in total and by part name."""
+
+    total: int
+    by_part: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PassFlops:
+    """FLOPs of one pass, split by kind: weight matmuls, convolutions, attention (QKᵀ and PV)."""
+
+    linear: int
+    conv: int
+    attention: int
+    tokens: int
+    text_tokens: int
+
+    @property
+    def total(self) -> int:
+        return self.linear + self.conv + self.attention
+
+    @property
+    def attention_share(self) -> float:
+        return self.attention / self.total
+
+
+@dataclass(frozen=True)
+class Denoiser:
+    """A denoiser built from a diffusers config: `parts` with the rows each sees, and how pixels become tokens."""
+
+    class_name: str
+    parts: tuple
+    vae_spatial: int
+    vae_temporal: int
+    patch: tuple  # (t, h, w) latent pixels per token
+    latent_channels: int
+    text_tokens: int  # the pipeline's default prompt length
+    levels: int = 1
+
+    @classmethod
+    def from_diffusers(cls, config, *, vae_spatial=None, vae_temporal=None) -> Denoiser:
+        """From a transformer/config.json or unet/config.json (a dict, or its JSON text), `_class_name` included.
+
+        `vae_spatial` / `vae_temporal` override the class's usual VAE factors (a pipeline passes its VAE's).
+        """
+        if isinstance(config, str):
+            try:
+                config = json.loads(config)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"config is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}") from None
+        if not isinstance(config, dict):
+            raise TypeError(f"config must be a dict parsed from a diffusers config.json, got {type(config).__name__}")
+        name = config.get("_class_name")
+        if name not in FAMILIES:
+            raise ValueError(f"config _class_name must be one of {', '.join(SUPPORTED)}, got {name!r}")
+        fam = FAMILIES[name]
+        f = _Fields(config, fam.defaults)
+        parts = tuple(fam.build(f))
+        vs = fam.vae_spatial if vae_spatial is None else positive_int("vae_spatial", vae_spatial)
+        vt = fam.vae_temporal if vae_temporal is None else positive_int("vae_temporal", vae_temporal)
+        return cls(name, parts, vs, vt, tuple(fam.patch(f)), fam.latent_channels(f), fam.text_tokens, fam.levels)
+
+    @property
+    def video(self) -> bool:
+        return self.vae_temporal > 1
+
+    def params(self) -> DenoiserParams:
+        by = {}
+        for p in self.parts:
+            by[p.name] = by.get(p.name, 0) + p.params
+        return DenoiserParams(sum(by.values()), by)
+
+    def latent_shape(self, width, height, frames=1) -> tuple:
+        """(frames, height, width) of the latent: sides ÷ vae_spatial, frames (F − 1) ÷ vae_temporal + 1."""
+        frames = positive_int("frames", frames)
+        if not self.video and frames != 1:
+            raise ValueError(f"frames must be 1 for an image denoiser ({self.class_name}), got {frames}")
+        if self.video and (frames - 1) % self.vae_temporal:
+            raise ValueError(f"frames must be 1 + a multiple of {self.vae_temporal} for {self.class_name}, got {frames}")
+        step = self.vae_spatial * 2 ** (self.levels - 1)
+        sides = []
+        for name, px, patch in (("height", height, self.patch[1]), ("width", width, self.patch[2])):
+            px = positive_int(name, px)
+            if px % (step * patch):
+                raise ValueError(f"{name} must be a multiple of {step * patch} for {self.class_name}, got {px}")
+            sides.append(px // self.vae_spatial)
+        t = (frames - 1) // self.vae_temporal + 1
+        if t % self.patch[0]:
+            raise ValueError(f"latent frames ({t}) must be a multiple of the temporal patch {self.patch[0]}")
+        return (t, *sides)
+
+    def tokens(self, width, height, frames=1) -> int:
+        """Image (latent) tokens one pass sees."""
+        t, h, w = self.latent_shape(width, height, frames)
+        return (t // self.patch[0]) * (h // self.patch[1]) * (w // self.patch[2])
+
+    def rows(self, width, height, frames=1, text_tokens=None) -> dict:
+        """Rows each kind of layer sees at this size; a UNet adds one key per resolution ("s0", "s1", ...)."""
+        text = self.text_tokens if text_tokens is None else positive_int("text_tokens", text_tokens)
+        n = self.tokens(width, height, frames)
+        rows = {IMAGE: n, TEXT: text, JOINT: n + text, SAMPLE: 1}
+        _, h, w = self.latent_shape(width, height, frames)
+        for level in range(self.levels):
+            rows[f"s{level}"] = (h >> level) * (w >> level)
+        return rows
+
+    def pass_cost(self, width, height, frames=1, text_tokens=None) -> PassFlops:
+        rows = self.rows(width, height, frames, text_tokens)
+        kinds = {"linear": 0, "conv": 0, "attention": 0}
+        for p in self.parts:
+            kind = "conv" if isinstance(p, Conv) else "attention" if isinstance(p, Attention | LinearAttention) else "linear"
+            kinds[kind] += p.flops(rows)
+        return PassFlops(**kinds, tokens=rows[IMAGE], text_tokens=rows[TEXT])
+
+    def pass_flops(self, width, height, frames=1, text_tokens=None) -> int:
+        """FLOPs of ONE forward pass of ONE sample (no CFG doubling), under the module's convention."""
+        return self.pass_cost(width, height, frames, text_tokens).total

@@ -1,0 +1,104 @@
+"""The oracle of `chapter2.denoiser`: diffusers' own denoisers, built on the meta device, FLOPs by FlopCounterMode.
+
+`build(config)` makes the model diffusers makes from a published config.json (no weights: the meta device
+allocates nothing), `params(model)` counts its nn.Parameters (buffers excluded), and `pass_flops(model,
+config, ...)` runs one forward pass of one sample at a size, with the inputs its pipeline feeds it, under
+torch.utils.flop_counter.FlopCounterMode.
+
+What the counter sees and misses: it counts matmuls (mm/bmm/addmm/baddbmm/linear) and convolutions at 2 per
+multiply-add; on the meta device it counts scaled_dot_product_attention through its math decomposition, as the
+two matmuls QKᵀ and PV (4·q·kv·head_dim per head). Elementwise work (norms, activations, RoPE, softmax) is not
+counted, which is the convention of `chapter2.denoiser` too. (Under FakeTensorMode it counts CPU flash attention
+as 0, so this harness uses the meta device, never fake tensors.) Mochi's RoPE runs under
+torch.autocast("meta"), which torch refuses; the harness switches autocast off around that forward.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from _oracles import require
+
+torch = require("torch")
+diffusers = require("diffusers")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+META = torch.device("meta")
+
+
+def build(config: dict):
+    """diffusers' model for `config` (its `_class_name`), on the meta device."""
+    cls = getattr(diffusers, config["_class_name"])
+    fields = {k: v for k, v in config.items() if not k.startswith("_")}
+    with META:
+        return cls.from_config(fields).eval()
+
+
+def params(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def _z(*shape, dtype=None):
+    return torch.zeros(*shape, device=META, dtype=dtype or torch.float32)
+
+
+@contextlib.contextmanager
+def _no_meta_autocast():
+    """Mochi's RoPE wraps its math in torch.autocast(device_type="meta"), which torch rejects: make it a no-op."""
+    real = torch.autocast
+
+    class _Off(contextlib.nullcontext):
+        def __init__(self, *args, **kwargs):
+            super().__init__()
+
+    torch.autocast = _Off
+    try:
+        yield
+    finally:
+        torch.autocast = real
+
+
+def inputs(config: dict, width: int, height: int, frames: int, text: int) -> dict:
+    """The forward() arguments each pipeline passes its denoiser (one sample), at a pixel size."""
+    name = config["_class_name"]
+    t = _z(1)
+    if name == "FluxTransformer2DModel":
+        h, w = height // 16, width // 16
+        kw = dict(hidden_states=_z(1, h * w, config.get("in_channels", 64)),
+                  encoder_hidden_states=_z(1, text, config.get("joint_attention_dim", 4096)),
+                  pooled_projections=_z(1, config.get("pooled_projection_dim", 768)), timestep=t,
+                  img_ids=_z(h * w, 3), txt_ids=_z(text, 3))
+        if config.get("guidance_embeds"):
+            kw["guidance"] = _z(1)
+        return kw
+    if name == "SD3Transformer2DModel":
+        return dict(hidden_states=_z(1, config.get("in_channels", 16), height // 8, width // 8),
+                    encoder_hidden_states=_z(1, text, config.get("joint_attention_dim", 4096)),
+                    pooled_projections=_z(1, config.get("pooled_projection_dim", 2048)), timestep=t)
+    if name == "QwenImageTransformer2DModel":
+        h, w = height // 16, width // 16
+        return dict(hidden_states=_z(1, h * w, config.get("in_channels", 64)),
+                    encoder_hidden_states=_z(1, text, config.get("joint_attention_dim", 3584)),
+                    timestep=t, img_shapes=[[(1, h, w)]])
+    if name == "WanTransformer3DModel":
+        lf = (frames - 1) // 4 + 1
+        return dict(hidden_states=_z(1, config.get("in_channels", 16), lf, height // 8, width // 8), timestep=t,
+                    encoder_hidden_states=_z(1, text, config.get("text_dim", 4096)))
+    if name == "UNet2DConditionModel":
+        kw = dict(sample=_z(1, config.get("in_channels", 4), height // 8, width // 8), timestep=t,
+                  encoder_hidden_states=_z(1, text, config["cross_attention_dim"]))
+        if config.get("addition_embed_type") == "text_time":
+            n_ids = (config["projection_class_embeddings_input_dim"] - 1280) // config["addition_time_embed_dim"]
+            kw["added_cond_kwargs"] = {"text_embeds": _z(1, 1280), "time_ids": _z(1, n_ids)}
+        return kw
+    raise KeyError(name)
+
+
+def pass_flops(model, config: dict, *, width: int, height: int, frames: int = 1, text: int) -> int:
+    """FlopCounterMode's total for one forward pass of one sample at this size."""
+    kw = inputs(config, width, height, frames, text)
+    guard = _no_meta_autocast() if config["_class_name"] == "MochiTransformer3DModel" else contextlib.nullcontext()
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), guard, counter:
+        model(**kw, return_dict=False)
+    return counter.get_total_flops()
