@@ -195,7 +195,7 @@ class _Family:
     patch: object  # (fields) -> (t, h, w)
     text_tokens: int  # what its pipeline feeds by default
     latent_channels: object  # (fields) -> int
-    levels: int = 1  # UNet resolutions (the latent must divide by 2^(levels-1))
+    levels: object = lambda f: 1  # (fields) -> UNet resolutions (the latent must divide by 2^(levels-1))
 
 
 def _double_stream(d, head_dim, blocks, mod_img, mod_txt, ff_hidden, txt_out=True, txt_ff=True, qk_norm=True):
@@ -293,6 +293,86 @@ def _wan(f: _Fields):
     return parts
 
 
+def _resnet(name, c_in, c_out, temb, level, n=1):
+    """diffusers' ResnetBlock2D: GroupNorm, 3×3 conv, time projection (per sample), GroupNorm, 3×3 conv, and a 1×1
+    shortcut when the channels change."""
+    parts = [Weights(f"{name}.norms", 2 * c_in + 2 * c_out, n), Conv(f"{name}.conv1", c_in, c_out, 9, level, True, n),
+             Linear(f"{name}.time", temb, c_out, SAMPLE, True, n), Conv(f"{name}.conv2", c_out, c_out, 9, level, True, n)]
+    if c_in != c_out:
+        parts.append(Conv(f"{name}.shortcut", c_in, c_out, 1, level, True, n))
+    return parts
+
+
+def _spatial_transformer(name, c, depth, cross_dim, level, n=1):
+    """diffusers' Transformer2DModel inside a UNet: GroupNorm, 1×1 projection in, `depth` blocks of self-attention,
+    cross-attention (K/V from the text) and a GEGLU feed-forward, projection out. Attention width = channels."""
+    k = depth * n
+    return [Weights(f"{name}.norm", 2 * c, n), Linear(f"{name}.proj_in", c, c, level, True, n),
+            Linear(f"{name}.proj_out", c, c, level, True, n), Weights(f"{name}.block_norms", 6 * c, k),
+            Linear(f"{name}.self.qkv", c, 3 * c, level, False, k), Attention(f"{name}.self", level, level, c, k),
+            Linear(f"{name}.self.out", c, c, level, True, k), Linear(f"{name}.cross.q", c, c, level, False, k),
+            Linear(f"{name}.cross.kv", cross_dim, 2 * c, TEXT, False, k), Attention(f"{name}.cross", level, TEXT, c, k),
+            Linear(f"{name}.cross.out", c, c, level, True, k), *_mlp(f"{name}.ff", c, 4 * c, level, k, gated=True)]
+
+
+_DOWN = ("CrossAttnDownBlock2D", "DownBlock2D")
+_UP = ("CrossAttnUpBlock2D", "UpBlock2D")
+
+
+def _unet(f: _Fields):
+    """UNet2DConditionModel (SD 1.x, SDXL): resolution level i holds s_i latent pixels (each side halved per level)."""
+    chans = f.ints("block_out_channels")
+    levels = len(chans)
+    down = f.raw("down_block_types")
+    up = f.raw("up_block_types")
+    for key, value, options in (("down_block_types", down, _DOWN), ("up_block_types", up, _UP)):
+        if not isinstance(value, list | tuple) or len(value) != levels or any(v not in options for v in value):
+            raise ValueError(f"UNet2DConditionModel config field {key!r} must list {levels} of {list(options)}, "
+                             f"got {value!r}")
+    f.choice("mid_block_type", ("UNetMidBlock2DCrossAttn",))
+    f.choice("addition_embed_type", (None, "text_time"))
+    f.choice("class_embed_type", (None,))
+    f.choice("encoder_hid_dim_type", (None,))
+    f.choice("time_embedding_type", ("positional",))
+    f.choice("resnet_time_scale_shift", ("default",))
+    lpb = f.int("layers_per_block")
+    depth = f.ints("transformer_layers_per_block", levels)
+    cross = f.ints("cross_attention_dim", levels)
+    temb = 4 * chans[0]
+    parts = [Conv("conv_in", f.int("in_channels"), chans[0], 9, "s0"), *_embedder("time", chans[0], temb)]
+    if f.raw("addition_embed_type") == "text_time":
+        parts += [Linear("add_embedding.1", f.int("projection_class_embeddings_input_dim"), temb, SAMPLE),
+                  Linear("add_embedding.2", temb, temb, SAMPLE)]
+    c_prev = chans[0]
+    for i, (c, kind) in enumerate(zip(chans, down)):
+        lvl = f"s{i}"
+        for j in range(lpb):
+            parts += _resnet(f"down{i}.res{j}", c_prev if j == 0 else c, c, temb, lvl)
+        if kind == "CrossAttnDownBlock2D":
+            parts += _spatial_transformer(f"down{i}.attn", c, depth[i], cross[i], lvl, lpb)
+        if i < levels - 1:
+            parts.append(Conv(f"down{i}.downsample", c, c, 9, f"s{i + 1}"))
+        c_prev = c
+    last = f"s{levels - 1}"
+    parts += [*_resnet("mid.res", chans[-1], chans[-1], temb, last, 2),
+              *_spatial_transformer("mid.attn", chans[-1], depth[-1], cross[-1], last)]
+    rev, rdepth, rcross = chans[::-1], depth[::-1], cross[::-1]
+    for i, (c, kind) in enumerate(zip(rev, up)):
+        level = levels - 1 - i
+        lvl = f"s{level}"
+        prev = rev[max(i - 1, 0)]
+        c_in = rev[min(i + 1, levels - 1)]
+        for j in range(lpb + 1):
+            skip = c_in if j == lpb else c
+            parts += _resnet(f"up{i}.res{j}", (prev if j == 0 else c) + skip, c, temb, lvl)
+        if kind == "CrossAttnUpBlock2D":
+            parts += _spatial_transformer(f"up{i}.attn", c, rdepth[i], rcross[i], lvl, lpb + 1)
+        if level > 0:
+            parts.append(Conv(f"up{i}.upsample", c, c, 9, f"s{level - 1}"))
+    parts += [Weights("conv_norm_out", 2 * chans[0]), Conv("conv_out", chans[0], f.int("out_channels"), 9, "s0")]
+    return parts
+
+
 _FLUX_DEFAULTS = dict(patch_size=1, in_channels=64, out_channels=None, num_layers=19, num_single_layers=38,
                       attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
                       pooled_projection_dim=768, guidance_embeds=False)
@@ -305,6 +385,13 @@ _QWEN_DEFAULTS = dict(patch_size=2, in_channels=64, out_channels=16, num_layers=
 _WAN_DEFAULTS = dict(patch_size=(1, 2, 2), num_attention_heads=40, attention_head_dim=128, in_channels=16,
                      out_channels=16, text_dim=4096, freq_dim=256, ffn_dim=13824, num_layers=40,
                      cross_attn_norm=True, qk_norm="rms_norm_across_heads", image_dim=None, added_kv_proj_dim=None)
+
+_UNET_DEFAULTS = dict(in_channels=4, out_channels=4, down_block_types=("CrossAttnDownBlock2D",) * 3 + ("DownBlock2D",),
+                      mid_block_type="UNetMidBlock2DCrossAttn", up_block_types=("UpBlock2D",) + ("CrossAttnUpBlock2D",) * 3,
+                      block_out_channels=(320, 640, 1280, 1280), layers_per_block=2, cross_attention_dim=1280,
+                      transformer_layers_per_block=1, addition_embed_type=None, class_embed_type=None,
+                      encoder_hid_dim_type=None, time_embedding_type="positional", resnet_time_scale_shift="default",
+                      projection_class_embeddings_input_dim=None)
 
 
 def _packed(f):
@@ -321,6 +408,9 @@ FAMILIES = {
                                            lambda f: f.int("in_channels") // 4),
     "WanTransformer3DModel": _Family(_WAN_DEFAULTS, _wan, 8, 4, lambda f: f.ints("patch_size", 3), 512,
                                      lambda f: f.int("in_channels")),
+    "UNet2DConditionModel": _Family(_UNET_DEFAULTS, _unet, 8, 1, lambda f: (1, 1, 1), 77,
+                                    lambda f: f.int("in_channels"),
+                                    levels=lambda f: len(f.ints("block_out_channels"))),
 }
 SUPPORTED = tuple(FAMILIES)
 
@@ -387,7 +477,8 @@ class Denoiser:
         parts = tuple(fam.build(f))
         vs = fam.vae_spatial if vae_spatial is None else positive_int("vae_spatial", vae_spatial)
         vt = fam.vae_temporal if vae_temporal is None else positive_int("vae_temporal", vae_temporal)
-        return cls(name, parts, vs, vt, tuple(fam.patch(f)), fam.latent_channels(f), fam.text_tokens, fam.levels)
+        return cls(name, parts, vs, vt, tuple(fam.patch(f)), fam.latent_channels(f), fam.text_tokens,
+                   fam.levels(f))
 
     @property
     def video(self) -> bool:
