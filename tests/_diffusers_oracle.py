@@ -91,6 +91,13 @@ def inputs(config: dict, width: int, height: int, frames: int, text: int) -> dic
             n_ids = (config["projection_class_embeddings_input_dim"] - 1280) // config["addition_time_embed_dim"]
             kw["added_cond_kwargs"] = {"text_embeds": _z(1, 1280), "time_ids": _z(1, n_ids)}
         return kw
+    if name == "PixArtTransformer2DModel":
+        return dict(hidden_states=_z(1, config.get("in_channels", 4), height // 8, width // 8),
+                    encoder_hidden_states=_z(1, text, config["caption_channels"]), timestep=t,
+                    added_cond_kwargs={"resolution": None, "aspect_ratio": None})
+    if name == "SanaTransformer2DModel":
+        return dict(hidden_states=_z(1, config.get("in_channels", 32), height // 32, width // 32),
+                    encoder_hidden_states=_z(1, text, config.get("caption_channels", 2304)), timestep=t)
     raise KeyError(name)
 
 

@@ -373,6 +373,61 @@ def _unet(f: _Fields):
     return parts
 
 
+def _pixart(f: _Fields):
+    """PixArt-α/Σ: a DiT with adaLN-single (one modulation linear per pass, a learned table per block), self-attention
+    over the image, cross-attention to the projected T5 text."""
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n, p = heads * hd, f.int("num_layers"), f.int("patch_size")
+    f.choice("norm_type", ("ada_norm_single",))
+    if f.raw("use_additional_conditions") is not False:
+        raise ValueError(f"PixArtTransformer2DModel config field 'use_additional_conditions' must be false (PixArt-Σ), "
+                         f"got {f.raw('use_additional_conditions')!r}")
+    if f.int("cross_attention_dim") != d:
+        raise ValueError(f"PixArtTransformer2DModel config field 'cross_attention_dim' must equal num_attention_heads × "
+                         f"attention_head_dim ({d}), got {f.raw('cross_attention_dim')!r}")
+    bias = f.flag("attention_bias")
+    parts = [Conv("pos_embed", f.int("in_channels"), d, p * p, IMAGE), *_embedder("time", 256, d),
+             Linear("adaln_single", d, 6 * d, SAMPLE), *_embedder("caption", f.int("caption_channels"), d, TEXT),
+             Weights("scale_shift_tables", 6 * d, n), Weights("out_scale_shift", 2 * d),
+             Linear("self.qkv", d, 3 * d, IMAGE, bias, n), Attention("self", IMAGE, IMAGE, d, n),
+             Linear("self.out", d, d, IMAGE, True, n), Linear("cross.q", d, d, IMAGE, bias, n),
+             Linear("cross.kv", d, 2 * d, TEXT, bias, n), Attention("cross", IMAGE, TEXT, d, n),
+             Linear("cross.out", d, d, IMAGE, True, n), *_mlp("ff", d, 4 * d, IMAGE, n),
+             Linear("proj_out", d, p * p * f.int("out_channels"), IMAGE)]
+    if f.flag("norm_elementwise_affine"):
+        parts.append(Weights("block_norms", 4 * d, n))
+    return parts
+
+
+def _sana(f: _Fields):
+    """Sana: linear (ReLU) self-attention over the image, softmax cross-attention to Gemma text, and a GLU
+    feed-forward of 1×1 and depthwise 3×3 convolutions (GLUMBConv)."""
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n, p = heads * hd, f.int("num_layers"), f.int("patch_size")
+    xw = f.int("num_cross_attention_heads") * f.int("cross_attention_head_dim")
+    f.choice("qk_norm", (None,))
+    f.choice("guidance_embeds", (False,))
+    f.choice("interpolation_scale", (None,))
+    if f.int("cross_attention_dim") != d:
+        raise ValueError(f"SanaTransformer2DModel config field 'cross_attention_dim' must equal num_attention_heads × "
+                         f"attention_head_dim ({d}), got {f.raw('cross_attention_dim')!r}")
+    hidden = int(f.num("mlp_ratio") * d)
+    bias = f.flag("attention_bias")
+    parts = [Conv("patch_embed", f.int("in_channels"), d, p * p, IMAGE), *_embedder("time", 256, d),
+             Linear("adaln_single", d, 6 * d, SAMPLE), *_embedder("caption", f.int("caption_channels"), d, TEXT),
+             Weights("caption_norm", d), Weights("scale_shift_tables", 6 * d, n), Weights("out_scale_shift", 2 * d),
+             Linear("self.qkv", d, 3 * d, IMAGE, bias, n), LinearAttention("self", IMAGE, heads, hd, n),
+             Linear("self.out", d, d, IMAGE, True, n), Linear("cross.q", d, xw, IMAGE, True, n),
+             Linear("cross.kv", d, 2 * xw, TEXT, True, n), Attention("cross", IMAGE, TEXT, xw, n),
+             Linear("cross.out", xw, d, IMAGE, True, n),
+             Conv("ff.inverted", d, 2 * hidden, 1, IMAGE, True, n), Conv("ff.depthwise", 1, 2 * hidden, 9, IMAGE, True, n),
+             Conv("ff.point", hidden, d, 1, IMAGE, False, n),
+             Linear("proj_out", d, p * p * (f.raw("out_channels") or f.int("in_channels")), IMAGE)]
+    if f.flag("norm_elementwise_affine"):
+        parts.append(Weights("norm2", 2 * d, n))
+    return parts
+
+
 _FLUX_DEFAULTS = dict(patch_size=1, in_channels=64, out_channels=None, num_layers=19, num_single_layers=38,
                       attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
                       pooled_projection_dim=768, guidance_embeds=False)
@@ -393,6 +448,14 @@ _UNET_DEFAULTS = dict(in_channels=4, out_channels=4, down_block_types=("CrossAtt
                       encoder_hid_dim_type=None, time_embedding_type="positional", resnet_time_scale_shift="default",
                       projection_class_embeddings_input_dim=None)
 
+_PIXART_DEFAULTS = dict(num_attention_heads=16, attention_head_dim=72, in_channels=4, out_channels=None, num_layers=28,
+                        attention_bias=True, patch_size=None, norm_type="ada_norm_single", norm_elementwise_affine=False,
+                        caption_channels=None, cross_attention_dim=None, use_additional_conditions=None)
+_SANA_DEFAULTS = dict(in_channels=32, out_channels=32, num_attention_heads=70, attention_head_dim=32, num_layers=20,
+                      num_cross_attention_heads=20, cross_attention_head_dim=112, cross_attention_dim=2240,
+                      caption_channels=2304, mlp_ratio=2.5, attention_bias=False, patch_size=1,
+                      norm_elementwise_affine=False, interpolation_scale=None, guidance_embeds=False, qk_norm=None)
+
 
 def _packed(f):
     """FLUX.1 and Qwen-Image pack 2 × 2 latent pixels into one token before the transformer (in_channels = 4c)."""
@@ -408,6 +471,12 @@ FAMILIES = {
                                            lambda f: f.int("in_channels") // 4),
     "WanTransformer3DModel": _Family(_WAN_DEFAULTS, _wan, 8, 4, lambda f: f.ints("patch_size", 3), 512,
                                      lambda f: f.int("in_channels")),
+    "PixArtTransformer2DModel": _Family(_PIXART_DEFAULTS, _pixart, 8, 1,
+                                        lambda f: (1, f.int("patch_size"), f.int("patch_size")), 300,
+                                        lambda f: f.int("in_channels")),
+    "SanaTransformer2DModel": _Family(_SANA_DEFAULTS, _sana, 32, 1,
+                                      lambda f: (1, f.int("patch_size"), f.int("patch_size")), 300,
+                                      lambda f: f.int("in_channels")),
     "UNet2DConditionModel": _Family(_UNET_DEFAULTS, _unet, 8, 1, lambda f: (1, 1, 1), 77,
                                     lambda f: f.int("in_channels"),
                                     levels=lambda f: len(f.ints("block_out_channels"))),
