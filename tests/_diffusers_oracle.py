@@ -43,19 +43,26 @@ def _z(*shape, dtype=None):
 
 
 @contextlib.contextmanager
-def _no_meta_autocast():
-    """Mochi's RoPE wraps its math in torch.autocast(device_type="meta"), which torch rejects: make it a no-op."""
-    real = torch.autocast
+def _mochi_on_meta():
+    """Two things Mochi does that the meta device cannot: its RoPE wraps its math in torch.autocast(device_type=
+    "meta"), which torch rejects (made a no-op here), and its attention keeps each prompt's valid tokens with
+    torch.nonzero(mask), whose output size depends on data (here: every prompt token is valid)."""
+    real_autocast, real_nonzero = torch.autocast, torch.nonzero
 
     class _Off(contextlib.nullcontext):
         def __init__(self, *args, **kwargs):
             super().__init__()
 
-    torch.autocast = _Off
+    def nonzero(x, *args, **kwargs):
+        if x.device.type != "meta":
+            return real_nonzero(x, *args, **kwargs)
+        return torch.arange(x.numel(), device=META).unsqueeze(1)
+
+    torch.autocast, torch.nonzero = _Off, nonzero
     try:
         yield
     finally:
-        torch.autocast = real
+        torch.autocast, torch.nonzero = real_autocast, real_nonzero
 
 
 def inputs(config: dict, width: int, height: int, frames: int, text: int) -> dict:
@@ -98,13 +105,35 @@ def inputs(config: dict, width: int, height: int, frames: int, text: int) -> dic
     if name == "SanaTransformer2DModel":
         return dict(hidden_states=_z(1, config.get("in_channels", 32), height // 32, width // 32),
                     encoder_hidden_states=_z(1, text, config.get("caption_channels", 2304)), timestep=t)
+    if name == "HunyuanVideoTransformer3DModel":
+        lf = (frames - 1) // 4 + 1
+        kw = dict(hidden_states=_z(1, config.get("in_channels", 16), lf, height // 8, width // 8), timestep=t,
+                  encoder_hidden_states=_z(1, text, config.get("text_embed_dim", 4096)),
+                  encoder_attention_mask=_z(1, text), pooled_projections=_z(1, config.get("pooled_projection_dim", 768)))
+        if config.get("guidance_embeds", True):
+            kw["guidance"] = _z(1)
+        return kw
+    if name == "LTXVideoTransformer3DModel":
+        lf, h, w = (frames - 1) // 8 + 1, height // 32, width // 32
+        return dict(hidden_states=_z(1, lf * h * w, config.get("in_channels", 128)), timestep=t,
+                    encoder_hidden_states=_z(1, text, config.get("caption_channels", 4096)),
+                    encoder_attention_mask=_z(1, text), num_frames=lf, height=h, width=w)
+    if name == "CogVideoXTransformer3DModel":
+        lf = (frames - 1) // 4 + 1
+        return dict(hidden_states=_z(1, lf, config.get("in_channels", 16), height // 8, width // 8), timestep=t,
+                    encoder_hidden_states=_z(1, text, config.get("text_embed_dim", 4096)))
+    if name == "MochiTransformer3DModel":
+        lf = (frames - 1) // 6 + 1
+        return dict(hidden_states=_z(1, config.get("in_channels", 12), lf, height // 8, width // 8), timestep=t,
+                    encoder_hidden_states=_z(1, text, config.get("text_embed_dim", 4096)),
+                    encoder_attention_mask=_z(1, text))
     raise KeyError(name)
 
 
 def pass_flops(model, config: dict, *, width: int, height: int, frames: int = 1, text: int) -> int:
     """FlopCounterMode's total for one forward pass of one sample at this size."""
     kw = inputs(config, width, height, frames, text)
-    guard = _no_meta_autocast() if config["_class_name"] == "MochiTransformer3DModel" else contextlib.nullcontext()
+    guard = _mochi_on_meta() if config["_class_name"] == "MochiTransformer3DModel" else contextlib.nullcontext()
     counter = FlopCounterMode(display=False)
     with torch.no_grad(), guard, counter:
         model(**kw, return_dict=False)

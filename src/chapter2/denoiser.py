@@ -215,6 +215,15 @@ def _double_stream(d, head_dim, blocks, mod_img, mod_txt, ff_hidden, txt_out=Tru
     return parts
 
 
+def _single_stream(d, head_dim, blocks, hidden):
+    """A single-stream block (FLUX.1, HunyuanVideo): one set of weights over image and text tokens together, the
+    attention and MLP inputs fused into one projection and their outputs into another."""
+    n = blocks
+    return [Linear("single.mod", d, 3 * d, SAMPLE, True, n), Linear("single.qkv", d, 3 * d, JOINT, True, n),
+            Linear("single.mlp_in", d, hidden, JOINT, True, n), Linear("single.out", d + hidden, d, JOINT, True, n),
+            Attention("single.attn", JOINT, JOINT, d, n), Weights("single.qk_norm", 2 * head_dim, n)]
+
+
 def _flux(f: _Fields):
     heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
     d, n2, n1 = heads * hd, f.int("num_layers"), f.int("num_single_layers", allow_zero=True)
@@ -223,9 +232,7 @@ def _flux(f: _Fields):
     parts = [*_embedder("time", 256, d), *_embedder("pooled_text", f.int("pooled_projection_dim"), d),
              Linear("context_embedder", f.int("joint_attention_dim"), d, TEXT), Linear("x_embedder", f.int("in_channels"), d, IMAGE),
              *_double_stream(d, hd, n2, 6, 6, 4 * d),
-             Linear("single.mod", d, 3 * d, SAMPLE, True, n1), Linear("single.qkv", d, 3 * d, JOINT, True, n1),
-             Linear("single.mlp_in", d, 4 * d, JOINT, True, n1), Linear("single.out", 5 * d, d, JOINT, True, n1),
-             Attention("single.attn", JOINT, JOINT, d, n1), Weights("single.qk_norm", 2 * hd, n1),
+             *_single_stream(d, hd, n1, 4 * d),
              Linear("norm_out", d, 2 * d, SAMPLE), Linear("proj_out", d, p * p * out, IMAGE)]
     if f.flag("guidance_embeds"):
         parts += _embedder("guidance", 256, d)
@@ -428,6 +435,99 @@ def _sana(f: _Fields):
     return parts
 
 
+def _hunyuan_video(f: _Fields):
+    """HunyuanVideo: FLUX.1's double- and single-stream blocks over a 3D patch embedding, after a token refiner
+    (small transformer blocks with self-attention over the text tokens alone)."""
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n2, n1, nr = heads * hd, f.int("num_layers"), f.int("num_single_layers", allow_zero=True), f.int("num_refiner_layers")
+    p, pt = f.int("patch_size"), f.int("patch_size_t")
+    hidden, txt = int(d * f.num("mlp_ratio")), f.int("text_embed_dim")
+    f.choice("qk_norm", ("rms_norm",))
+    f.choice("image_condition_type", (None,))
+    parts = [Conv("x_embedder", f.int("in_channels"), d, pt * p * p, IMAGE),
+             # the token refiner: its own timestep and mean-pooled-text embedders, then blocks over the text alone
+             Linear("refiner.proj_in", txt, d, TEXT), *_embedder("refiner.time", 256, d),
+             *_embedder("refiner.pooled_text", txt, d),
+             Weights("refiner.norms", 4 * d, nr), Linear("refiner.qkv", d, 3 * d, TEXT, True, nr),
+             Attention("refiner.attn", TEXT, TEXT, d, nr), Linear("refiner.out", d, d, TEXT, True, nr),
+             *_mlp("refiner.ff", d, 4 * d, TEXT, nr), Linear("refiner.mod", d, 2 * d, SAMPLE, True, nr),
+             *_embedder("time", 256, d), *_embedder("pooled_text", f.int("pooled_projection_dim"), d),
+             *_double_stream(d, hd, n2, 6, 6, hidden), *_single_stream(d, hd, n1, hidden),
+             Linear("norm_out", d, 2 * d, SAMPLE), Linear("proj_out", d, pt * p * p * f.int("out_channels"), IMAGE)]
+    if f.flag("guidance_embeds"):
+        parts += _embedder("guidance", 256, d)
+    return parts
+
+
+def _ltx_video(f: _Fields):
+    """LTX-Video: a PixArt-style DiT (adaLN-single, cross-attention to T5) on a 32× spatial, 8× temporal latent
+    with 1 × 1 × 1 patches."""
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n = heads * hd, f.int("num_layers")
+    f.choice("qk_norm", ("rms_norm_across_heads",))
+    if f.int("cross_attention_dim") != d:
+        raise ValueError(f"LTXVideoTransformer3DModel config field 'cross_attention_dim' must equal num_attention_heads × "
+                         f"attention_head_dim ({d}), got {f.raw('cross_attention_dim')!r}")
+    p, pt = f.int("patch_size"), f.int("patch_size_t")
+    bias, out_bias = f.flag("attention_bias"), f.flag("attention_out_bias")
+    return [Linear("proj_in", f.int("in_channels") * pt * p * p, d, IMAGE), *_embedder("time", 256, d),
+            Linear("adaln_single", d, 6 * d, SAMPLE), *_embedder("caption", f.int("caption_channels"), d, TEXT),
+            Weights("scale_shift_tables", 6 * d, n), Weights("out_scale_shift", 2 * d), Weights("qk_norms", 4 * d, n),
+            Linear("self.qkv", d, 3 * d, IMAGE, bias, n), Attention("self", IMAGE, IMAGE, d, n),
+            Linear("self.out", d, d, IMAGE, out_bias, n), Linear("cross.q", d, d, IMAGE, bias, n),
+            Linear("cross.kv", d, 2 * d, TEXT, bias, n), Attention("cross", IMAGE, TEXT, d, n),
+            Linear("cross.out", d, d, IMAGE, out_bias, n), *_mlp("ff", d, 4 * d, IMAGE, n),
+            Linear("proj_out", d, pt * p * p * f.int("out_channels"), IMAGE)]
+
+
+def _cogvideox(f: _Fields):
+    """CogVideoX: text tokens are concatenated with the video tokens before the first block, so every block
+    linear and the attention see both (an "expert" adaLN per stream, run per sample)."""
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n, p, te = heads * hd, f.int("num_layers"), f.int("patch_size"), f.int("time_embed_dim")
+    if f.raw("patch_size_t") is not None or f.raw("ofs_embed_dim") is not None:
+        raise ValueError(f"CogVideoXTransformer3DModel config fields 'patch_size_t' and 'ofs_embed_dim' must be null "
+                         f"(CogVideoX 1.0), got {f.raw('patch_size_t')!r} and {f.raw('ofs_embed_dim')!r}")
+    if f.flag("use_learned_positional_embeddings"):
+        raise ValueError("CogVideoXTransformer3DModel config field 'use_learned_positional_embeddings' must be false, "
+                         "got True")
+    affine = 2 * d if f.flag("norm_elementwise_affine") else 0
+    return [Conv("patch_embed", f.int("in_channels"), d, p * p, IMAGE), Linear("text_proj", f.int("text_embed_dim"), d, TEXT),
+            Linear("time.1", d, te, SAMPLE), Linear("time.2", te, te, SAMPLE),
+            Linear("mod", te, 12 * d, SAMPLE, True, n), Weights("norms", 2 * affine, n), Weights("qk_norms", 4 * hd, n),
+            Linear("qkv", d, 3 * d, JOINT, f.flag("attention_bias"), n), Attention("attn", JOINT, JOINT, d, n),
+            Linear("out", d, d, JOINT, True, n), *_mlp("ff", d, 4 * d, JOINT, n), Weights("norm_final", 2 * d),
+            Linear("norm_out", te, 2 * d, SAMPLE), Weights("norm_out.norm", affine),
+            Linear("proj_out", d, p * p * f.int("out_channels"), IMAGE)]
+
+
+def _mochi(f: _Fields):
+    """Mochi 1 (AsymmDiT): a dual-stream model whose text stream is narrower (pooled_projection_dim) than its
+    image stream; text K/V/Q project up into the joint attention, and the last block keeps no text output."""
+    heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
+    d, n, p = heads * hd, f.int("num_layers"), f.int("patch_size")
+    dt, txt = f.int("pooled_projection_dim"), f.int("text_embed_dim")
+    f.choice("qk_norm", ("rms_norm",))
+    f.choice("activation_fn", ("swiglu",))
+    ff, ff_t = (4 * d * 2) // 3, (4 * dt * 2) // 3
+    out = f.raw("out_channels") or f.int("in_channels")
+    return [Conv("patch_embed", f.int("in_channels"), d, p * p, IMAGE), *_embedder("time", f.int("time_embed_dim"), d),
+            # attention pooling of the prompt: one query (the masked mean) over the mean and the tokens, 8 heads
+            Linear("pooler.kv", txt, 2 * txt, "text+1"), Linear("pooler.q", txt, txt, SAMPLE),
+            Attention("pooler", SAMPLE, "text+1", txt), Linear("pooler.out", txt, d, SAMPLE),
+            Linear("caption_proj", txt, dt, TEXT), 
+            # RoPE angles: the (t, h, w) position of each token times a learned (3, heads × head_dim/2) table
+            Linear("rope.frequencies", 3, heads * hd // 2, IMAGE, False),
+            Linear("mod.image", d, 4 * d, SAMPLE, True, n), Linear("mod.text", d, 4 * dt, SAMPLE, True, n - 1),
+            Linear("mod.text.last", d, dt, SAMPLE, True, 1), Weights("qk_norms", 4 * hd, n),
+            Linear("qkv.image", d, 3 * d, IMAGE, False, n), Linear("qkv.text", dt, 3 * d, TEXT, False, n),
+            Attention("joint", JOINT, JOINT, d, n), Linear("out.image", d, d, IMAGE, True, n),
+            Linear("out.text", d, dt, TEXT, True, n - 1),
+            *_mlp("ff.image", d, ff, IMAGE, n, gated=True, bias=False),
+            *_mlp("ff.text", dt, ff_t, TEXT, n - 1, gated=True, bias=False),
+            Linear("norm_out", d, 2 * d, SAMPLE), Linear("proj_out", d, p * p * out, IMAGE)]
+
+
 _FLUX_DEFAULTS = dict(patch_size=1, in_channels=64, out_channels=None, num_layers=19, num_single_layers=38,
                       attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
                       pooled_projection_dim=768, guidance_embeds=False)
@@ -456,6 +556,20 @@ _SANA_DEFAULTS = dict(in_channels=32, out_channels=32, num_attention_heads=70, a
                       caption_channels=2304, mlp_ratio=2.5, attention_bias=False, patch_size=1,
                       norm_elementwise_affine=False, interpolation_scale=None, guidance_embeds=False, qk_norm=None)
 
+_HUNYUAN_DEFAULTS = dict(in_channels=16, out_channels=16, num_attention_heads=24, attention_head_dim=128, num_layers=20,
+                         num_single_layers=40, num_refiner_layers=2, mlp_ratio=4.0, patch_size=2, patch_size_t=1,
+                         qk_norm="rms_norm", guidance_embeds=True, text_embed_dim=4096, pooled_projection_dim=768,
+                         image_condition_type=None)
+_LTX_DEFAULTS = dict(in_channels=128, out_channels=128, patch_size=1, patch_size_t=1, num_attention_heads=32,
+                     attention_head_dim=64, cross_attention_dim=2048, num_layers=28, caption_channels=4096,
+                     attention_bias=True, attention_out_bias=True, qk_norm="rms_norm_across_heads")
+_COG_DEFAULTS = dict(num_attention_heads=30, attention_head_dim=64, in_channels=16, out_channels=16, num_layers=30,
+                     patch_size=2, patch_size_t=None, text_embed_dim=4096, time_embed_dim=512, ofs_embed_dim=None,
+                     attention_bias=True, norm_elementwise_affine=True, use_learned_positional_embeddings=False)
+_MOCHI_DEFAULTS = dict(patch_size=2, num_attention_heads=24, attention_head_dim=128, num_layers=48,
+                       pooled_projection_dim=1536, in_channels=12, out_channels=None, qk_norm="rms_norm",
+                       text_embed_dim=4096, time_embed_dim=256, activation_fn="swiglu")
+
 
 def _packed(f):
     """FLUX.1 and Qwen-Image pack 2 × 2 latent pixels into one token before the transformer (in_channels = 4c)."""
@@ -477,6 +591,18 @@ FAMILIES = {
     "SanaTransformer2DModel": _Family(_SANA_DEFAULTS, _sana, 32, 1,
                                       lambda f: (1, f.int("patch_size"), f.int("patch_size")), 300,
                                       lambda f: f.int("in_channels")),
+    "HunyuanVideoTransformer3DModel": _Family(
+        _HUNYUAN_DEFAULTS, _hunyuan_video, 8, 4, lambda f: (f.int("patch_size_t"), f.int("patch_size"), f.int("patch_size")),
+        256, lambda f: f.int("in_channels")),
+    "LTXVideoTransformer3DModel": _Family(
+        _LTX_DEFAULTS, _ltx_video, 32, 8, lambda f: (f.int("patch_size_t"), f.int("patch_size"), f.int("patch_size")),
+        128, lambda f: f.int("in_channels")),
+    "CogVideoXTransformer3DModel": _Family(
+        _COG_DEFAULTS, _cogvideox, 8, 4, lambda f: (1, f.int("patch_size"), f.int("patch_size")), 226,
+        lambda f: f.int("in_channels")),
+    "MochiTransformer3DModel": _Family(
+        _MOCHI_DEFAULTS, _mochi, 8, 6, lambda f: (1, f.int("patch_size"), f.int("patch_size")), 256,
+        lambda f: f.int("in_channels")),
     "UNet2DConditionModel": _Family(_UNET_DEFAULTS, _unet, 8, 1, lambda f: (1, 1, 1), 77,
                                     lambda f: f.int("in_channels"),
                                     levels=lambda f: len(f.ints("block_out_channels"))),
@@ -587,7 +713,7 @@ class Denoiser:
         """Rows each kind of layer sees at this size; a UNet adds one key per resolution ("s0", "s1", ...)."""
         text = self.text_tokens if text_tokens is None else positive_int("text_tokens", text_tokens)
         n = self.tokens(width, height, frames)
-        rows = {IMAGE: n, TEXT: text, JOINT: n + text, SAMPLE: 1}
+        rows = {IMAGE: n, TEXT: text, JOINT: n + text, SAMPLE: 1, "text+1": text + 1}
         _, h, w = self.latent_shape(width, height, frames)
         for level in range(self.levels):
             rows[f"s{level}"] = (h >> level) * (w >> level)
