@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from importlib import resources
 from numbers import Integral
 
 from ._checks import positive_int
 
 __all__ = ["Denoiser", "DenoiserParams", "PassFlops", "Linear", "Conv", "Attention", "LinearAttention", "Weights",
-           "FAMILIES", "SUPPORTED", "IMAGE", "TEXT", "JOINT", "SAMPLE"]
+           "FAMILIES", "SUPPORTED", "IMAGE", "TEXT", "JOINT", "SAMPLE", "published_config",
+           "PUBLISHED"]
 
 IMAGE, TEXT, JOINT, SAMPLE = "image", "text", "joint", "sample"
 
@@ -351,7 +353,7 @@ def _unet(f: _Fields):
         parts += [Linear("add_embedding.1", f.int("projection_class_embeddings_input_dim"), temb, SAMPLE),
                   Linear("add_embedding.2", temb, temb, SAMPLE)]
     c_prev = chans[0]
-    for i, (c, kind) in enumerate(zip(chans, down)):
+    for i, (c, kind) in enumerate(zip(chans, down, strict=True)):
         lvl = f"s{i}"
         for j in range(lpb):
             parts += _resnet(f"down{i}.res{j}", c_prev if j == 0 else c, c, temb, lvl)
@@ -364,7 +366,7 @@ def _unet(f: _Fields):
     parts += [*_resnet("mid.res", chans[-1], chans[-1], temb, last, 2),
               *_spatial_transformer("mid.attn", chans[-1], depth[-1], cross[-1], last)]
     rev, rdepth, rcross = chans[::-1], depth[::-1], cross[::-1]
-    for i, (c, kind) in enumerate(zip(rev, up)):
+    for i, (c, kind) in enumerate(zip(rev, up, strict=True)):
         level = levels - 1 - i
         lvl = f"s{level}"
         prev = rev[max(i - 1, 0)]
@@ -515,7 +517,7 @@ def _mochi(f: _Fields):
             # attention pooling of the prompt: one query (the masked mean) over the mean and the tokens, 8 heads
             Linear("pooler.kv", txt, 2 * txt, "text+1"), Linear("pooler.q", txt, txt, SAMPLE),
             Attention("pooler", SAMPLE, "text+1", txt), Linear("pooler.out", txt, d, SAMPLE),
-            Linear("caption_proj", txt, dt, TEXT), 
+            Linear("caption_proj", txt, dt, TEXT),
             # RoPE angles: the (t, h, w) position of each token times a learned (3, heads × head_dim/2) table
             Linear("rope.frequencies", 3, heads * hd // 2, IMAGE, False),
             Linear("mod.image", d, 4 * d, SAMPLE, True, n), Linear("mod.text", d, 4 * dt, SAMPLE, True, n - 1),
@@ -720,7 +722,37 @@ class Denoiser:
         return rows
 
     def pass_cost(self, width, height, frames=1, text_tokens=None) -> PassFlops:
-        rows = self.rows(width, height, frames, text_tokens)
+        return self._cost(self.rows(width, height, frames, text_tokens))
+
+    def cost_at_tokens(self, tokens, text_tokens=None) -> PassFlops:
+        """One pass over `tokens` image tokens, whatever pixel size makes them (transformer denoisers only: a
+        UNet's rows depend on the shape at every resolution)."""
+        if self.levels > 1:
+            raise ValueError(f"{self.class_name} is a UNet: give its cost a pixel size (pass_cost), not a token count")
+        n = positive_int("tokens", tokens)
+        text = self.text_tokens if text_tokens is None else positive_int("text_tokens", text_tokens)
+        return self._cost({IMAGE: n, TEXT: text, JOINT: n + text, SAMPLE: 1, "text+1": text + 1, "s0": n})
+
+    def attention_crossover_tokens(self, text_tokens=None) -> float:
+        """Image tokens at which attention's FLOPs equal everything else's (the weights' matmuls and convolutions).
+
+        Attention is a quadratic in the tokens N (a·N² + b·N + c: joint attention over N + text), the rest a
+        line (d·N + e); three evaluations give the coefficients exactly, and the positive root of
+        a·N² + (b − d)·N + (c − e) = 0 is the crossover."""
+        ev = [self.cost_at_tokens(n, text_tokens) for n in (1, 2, 3)]
+        att = [e.attention for e in ev]
+        rest = [e.linear + e.conv for e in ev]
+        a = (att[2] - 2 * att[1] + att[0]) / 2
+        b = att[1] - att[0] - 3 * a
+        c = att[0] - a - b
+        d = rest[1] - rest[0]
+        e = rest[0] - d
+        if a <= 0:
+            raise ValueError(f"{self.class_name}'s attention does not grow with the square of the tokens (linear attention)")
+        bb, cc = b - d, c - e
+        return (-bb + (bb * bb - 4 * a * cc) ** 0.5) / (2 * a)
+
+    def _cost(self, rows) -> PassFlops:
         kinds = {"linear": 0, "conv": 0, "attention": 0}
         for p in self.parts:
             kind = "conv" if isinstance(p, Conv) else "attention" if isinstance(p, Attention | LinearAttention) else "linear"
@@ -730,3 +762,19 @@ class Denoiser:
     def pass_flops(self, width, height, frames=1, text_tokens=None) -> int:
         """FLOPs of ONE forward pass of ONE sample (no CFG doubling), under the module's convention."""
         return self.pass_cost(width, height, frames, text_tokens).total
+
+
+# ------------------------------------------------------------------ published configs
+PUBLISHED = ("flux1-dev", "flux1-schnell", "sd3.5-medium", "sd3.5-large", "qwen-image", "sana-1600m-1024px",
+             "pixart-sigma-xl-2-1024", "sdxl-base-1.0", "sd1.5", "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "hunyuanvideo",
+             "ltx-video", "cogvideox-5b", "mochi-1-preview")
+"""The denoiser configs shipped in chapter2/data/diffusion/denoisers, each a published transformer/ or unet/
+config.json with its `_source` URL."""
+
+
+def published_config(name) -> dict:
+    """The shipped config.json called `name` (one of `PUBLISHED`), `_source` included."""
+    if name not in PUBLISHED:
+        raise ValueError(f"name must be one of {', '.join(PUBLISHED)}, got {name!r}")
+    path = resources.files("chapter2").joinpath("data", "diffusion", "denoisers", f"{name}.json")
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -52,9 +52,11 @@ from dataclasses import dataclass
 
 from ._checks import dtype_bytes as _dtype_bytes
 from ._checks import positive_int
+from .denoiser import Denoiser
 from .hardware import get_gpu, tensor_dtype
 
 __all__ = [
+    "Denoiser",
     "DiffusionModel",
     "MODELS",
     "denoiser_passes",
