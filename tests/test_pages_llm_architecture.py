@@ -316,12 +316,12 @@ def test_ffn_share_is_the_breakdowns_feed_forward_row():
 def test_the_cache_is_explained_after_queries_keys_values_heads_and_gqa():
     """The issue's use-before-definition: the KV cache and its bytes per token come after Q, K, V, heads, GQA and
     the causal mask (the old page gave `2 x layers x KV heads x head_dim` about 20 screens before defining them)."""
-    first_use = min(FLAT.index("KV bytes per token"), FLAT.index("That is why a **KV cache** works"))
+    first_use = min(FLAT.index("KV bytes per token"), FLAT.index("That is why the **KV cache**"))
     for concept in ("a **query**", "a **key**", "a **value**", "Several **heads**", "(**grouped-query attention**, GQA)",
                     "A **causal mask**"):
         assert FLAT.index(concept) < first_use, concept
-    # the preview of prefill and decode comes before the first use of a decode step or a batch (in 2.2.4)
-    assert FLAT.index("**decode** passes one new token per step") < FLAT.index("decode step")
+    # prefill and decode are the previous page's (2.2a, the chapter's order): linked before the first decode step
+    assert FLAT.index("(llm-inference.md)") < FLAT.index("decode step")
 
 
 def test_block_structure_names_gemmas_extra_norms():
@@ -340,3 +340,27 @@ def test_moe_equations_use_the_chapters_letters():
     # the LoRA factors are not B and A (batch, attention weights), the embedding table not E, the vocabulary not V
     assert "W + BA" not in PAGE and "E[\\text{ids}]" not in PAGE and "(N, V)" not in PAGE
     assert "W_\\text{up} W_\\text{down}" in PAGE and "W_\\text{emb}[\\text{ids}]" in PAGE
+
+
+def test_moe_and_expert_parallelism_divide_memory_and_traffic_they_do_not_save_them():
+    """Issue 24: at a production batch an MoE reads as many weight bytes as a dense model of its total size, and
+    expert (or tensor) parallelism divides memory and traffic among GPUs; it does not save them. The takeaway, the
+    things to remember and the recall card said "saves ... memory ... unless/only with expert parallelism"."""
+    card = next(c for c in la.CARDS if c.id == "llm-moe")
+    for text in (FLAT, " ".join(card.answer.split())):
+        assert not re.search(r"unless expert parallelism|memory only with expert parallelism", text), text[:80]
+    assert "divides that memory and traffic among GPUs, it does not save them" in FLAT  # takeaway
+    assert "Expert parallelism divides both among GPUs; it does not shrink them" in FLAT  # things to remember
+    assert "as many weight bytes as a dense model of its total size" in FLAT
+    assert "Expert parallelism divides both among GPUs" in " ".join(card.answer.split()) or (
+        "divides both among GPUs" in " ".join(card.answer.split()))
+    # the numbers behind it: a batch of 64 tokens, each picking 8 of 128 experts, leaves an expert untouched with
+    # probability (1 - 8/128)**64, so it reads almost every expert's weights
+    assert 1 - (1 - 8 / 128) ** 64 > 0.98
+
+
+def test_moe_text_uses_e_tok_for_experts_per_token():
+    """The notation table reserves E_tok for experts per token; the text said k."""
+    section = FLAT[FLAT.index("## 2.2.4 Mixture of experts"):FLAT.index("## Things to remember")]
+    assert "\\(k\\)" not in section and "\\(k =" not in section
+    assert "\\(E_\\text{tok}\\)" in section

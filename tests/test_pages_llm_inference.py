@@ -370,3 +370,65 @@ def test_every_old_anchor_lands_on_the_built_site(site_dir):
     assert len(follow) == 1 and "location.replace(link.href)" in follow[0]
     digest = base64.b64encode(hashlib.sha256(follow[0].encode()).digest()).decode()
     assert f"'sha256-{digest}'" in re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', old).group(1)
+
+
+# -- issue 24: what a line-by-line technical check found ------------------------------------------------------------
+def _note(summary: str) -> str:
+    """The closed reference block whose summary starts with `summary` (the page flattened)."""
+    start = FLAT.index(f'<details class="note" markdown> <summary>{summary}')
+    return FLAT[start:FLAT.index("</details>", start)]
+
+
+def test_h100_memory_is_80_gib_and_the_sequence_count_an_upper_bound():
+    """NVIDIA's "80 GB" H100 has 80 GiB of HBM3 (2**30-byte units): 85.9 decimal GB. vLLM plans with 90 % of it
+    by default (`gpu_memory_utilization` = 0.9), so the timeline's sequence count is an upper bound."""
+    assert li.h100_memory_gib().value == 80
+    assert str(li.h100_memory_gb_decimal()) == "85.9"  # 80 * 1024**3 = 85,899,345,920 bytes
+    assert li.h100_memory_gb_decimal().value == pytest.approx(85_899_345_920 / 1e9)
+    assert str(li.vllm_gpu_memory_utilization()) == "90 %" and str(li.vllm_memory_held_back()) == "10 %"
+    timeline = FLAT.index("<!-- calculator: request_timeline -->")
+    assert "upper bound" in FLAT[FLAT.rindex("**A request on a timeline.**", 0, timeline):timeline]
+    note = _note("Reference: what \"80 GB\" means")
+    for name in ("h100_memory_gib", "h100_memory_gb_decimal", "vllm_gpu_memory_utilization", "vllm_memory_held_back"):
+        assert f"llm_inference.{name}" in note, name
+    assert "GiB" in note and "gpu_memory_utilization" in note
+
+
+def test_models_drawn_past_their_window_say_so():
+    """Mistral 7B v0.1's config accepts 32,768 tokens but it was trained at 8,192 (paper Table 1); the KV figure
+    draws Qwen3-8B to 131,072 tokens, past its config window of 40,960 (YaRN, per its model card)."""
+    assert li.mistral_7b_config_context().value == CONFIGS["Mistral-7B-v0.1"]["max_position_embeddings"] == 32_768
+    assert li.mistral_7b_trained_context().value == 8_192
+    assert QWEN3["max_position_embeddings"] == 40_960 < 131_072 == li.long_context_tokens().value
+    note = _note("The cache against context")
+    assert "llm_inference.qwen3_8b_context_window" in note and "YaRN" in note
+    assert "llm_inference.mistral_7b_config_context" in note and "llm_inference.mistral_7b_trained_context" in note
+    assert "trained at" in note
+
+
+def test_the_kv_calculator_warns_past_the_models_window():
+    from chapter2.calculators.kv_cache import kv_cache_calc
+
+    past = kv_cache_calc("Qwen3-8B", "", 131_072, 1, "bf16", "bf16")["note"]
+    assert "40,960" in past and "beyond" in past
+    within = kv_cache_calc("Qwen3-8B", "", 40_960, 1, "bf16", "bf16")["note"]
+    assert "beyond" not in within
+
+
+def test_greedy_is_t0_in_openai_and_vllm_and_do_sample_false_in_hugging_face():
+    """Hugging Face's temperature warper refuses T = 0 and points to do_sample=False: the page must not call T = 0
+    greedy without saying whose convention that is."""
+    require("transformers")
+    from transformers.generation.logits_process import TemperatureLogitsWarper
+
+    with pytest.raises(ValueError, match="do_sample=False"):
+        TemperatureLogitsWarper(0.0)
+    assert "\\(T = 0\\) is greedy decoding" not in FLAT and "temperature 0 turns it" not in FLAT
+    assert "In the OpenAI API and vLLM, \\(T = 0\\) means greedy decoding" in FLAT
+    assert "`do_sample=False`" in FLAT
+
+
+def test_new_facts_of_the_reference_layer_are_on_the_page():
+    for name in ("h100_memory_gib", "h100_memory_gb_decimal", "vllm_gpu_memory_utilization", "vllm_memory_held_back",
+                 "mistral_7b_config_context", "mistral_7b_trained_context"):
+        assert f"{{{{ fact: llm_inference.{name} }}}}" in PAGE, name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ def test_symbol_table_lists_every_symbol_once_with_its_sections():
     text = str(table)
     # the rows the pages lean on, written out
     assert "| \\(P\\) | parameters (a count) | 2.4 |" in text
-    assert "| \\(A\\) | attention weights \\(\\operatorname{softmax}(S)\\): each row sums to 1 | 2.4, 2.5 |" in text
+    assert "| \\(A\\) | attention weights \\(\\operatorname{softmax}(S)\\): each row sums to 1 | 2.2, 2.4, 2.5 |" in text
     assert "| \\(k\\) | a matmul's inner width" in text and "| 2.1 only |" in text  # local to 2.1, and it says so
     assert "| \\(b\\) | bytes per number: 2 in FP16 or BF16, 1 in FP8 | 2.2, 2.4, 2.5 |" in text
     assert "| \\(\\mu_i\\), \\(\\ell_i\\) |" in text and "`m_i`, `l_i` in the paper" in text
@@ -44,3 +45,26 @@ def test_the_map_page_shows_the_table_under_a_notation_heading():
     page = (ROOT / "docs" / "chapter-map.md").read_text()
     at = page.index("## Notation")
     assert "{{ fact: notation.symbol_table }}" in page[at:]
+
+
+def _math_letters(page: str) -> set[str]:
+    """Single letters written in a page's TeX (inline and display), facts and \\text{...} words left out."""
+    text = (ROOT / "docs" / page).read_text()
+    text = re.sub(r"\{\{.*?\}\}", "", text)
+    maths = re.findall(r"\\\((.+?)\\\)|\$\$(.+?)\$\$", text, re.S)
+    out = set()
+    for inline, display in maths:
+        tex = re.sub(r"\\(text|operatorname|mathrm)\{[^}]*\}|\\[A-Za-z]+", " ", inline or display)
+        out |= set(re.findall(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", tex))
+    return out
+
+
+@pytest.mark.parametrize("page", ["llm-inference.md", "llm-architecture.md"])
+def test_section_2_2_writes_only_symbols_the_table_lists_for_it(page):
+    """Issue 24: 2.2.3 writes S, A and O, so the table lists 2.2 for them; experts per token are E_tok (the table's
+    symbol), not k, which is section 2.1's matmul width."""
+    letters = _math_letters(page)
+    assert "k" not in letters, f"{page} writes k; experts per token are E_tok"
+    for symbol in ("S", "A", "O"):
+        if symbol in letters:
+            assert "2.2" in notation.meaning_of(symbol).used_in, symbol

@@ -17,12 +17,11 @@ from _teaching import collapsed_lines as _collapsed_lines
 from _teaching import letters as _letters
 from _teaching import math as _math
 from _teaching import section as _section
-from _teaching import sentences as _sentences
 from _teaching import text as _text
 
 from chapter2.pages import chapter_map, fact_refs
 
-PAGES = ("llm-architecture.md", "llm-inference.md")
+PAGES = ("llm-inference.md", "llm-architecture.md")
 
 # Letters 2.2 uses in its equations beyond the chapter's notation table (chapter2.pages.notation), each with its
 # one meaning on these pages. Reported for the table; none of them has another meaning in the chapter.
@@ -31,22 +30,25 @@ LOCAL_LETTERS = {
     "r": "a LoRA adapter's rank",
     "p": "a token's sampling probability",
 }
-# k is the notation table's matmul inner width, local to section 2.1; on these pages it is a mixture of experts'
-# experts per token (top-k sampling is written `top_k`). Reported for the table.
-EXPERTS_PER_TOKEN = "k"
+# k is the notation table's matmul inner width, local to section 2.1; a mixture of experts' experts per token is
+# E_tok here, as the notation table says (top-k sampling is written `top_k`).
+MATMUL_ONLY = "k"
 
 
 # ------------------------------------------------------------------ two pages, in order
 
 
-def test_section_2_2_is_two_pages_inside_the_model_first():
+def test_section_2_2_is_two_pages_in_the_chapters_order_serving_first():
+    """The chapter's order: the request (tokens, context, prefill and decode, sampling), then the model inside;
+    each page has its own label (2.2a, 2.2b) in the navigation, the chapter map and its title."""
     sections = [s for s in chapter_map.sections() if s.title.startswith("2.2")]
-    assert [s.page for s in sections] == ["llm-architecture.md", "llm-inference.md"]
-    assert [s.module for s in sections] == ["llm_architecture", "llm_inference"]
+    assert [s.page for s in sections] == ["llm-inference.md", "llm-architecture.md"]
+    assert [s.title[:4] for s in sections] == ["2.2a", "2.2b"]
     nav = (ROOT / "mkdocs.yml").read_text()
-    assert nav.index("llm-architecture.md") < nav.index("llm-inference.md") < nav.index("image-generation.md")
-    for page in PAGES:
-        assert _text(page).startswith("# 2.2 LLM inference: ")
+    assert nav.index("llm-inference.md") < nav.index("llm-architecture.md") < nav.index("image-generation.md")
+    assert "2.2a " in nav and "2.2b " in nav
+    for page, label in zip(PAGES, ("# 2.2a ", "# 2.2b "), strict=True):
+        assert _text(page).startswith(label)
 
 
 # ------------------------------------------------------------------ why first, things to remember last
@@ -56,8 +58,9 @@ def test_section_2_2_is_two_pages_inside_the_model_first():
 def test_page_opens_with_why_an_inference_engineer_should_care(page):
     first = _blocks(page)[0]
     assert first.startswith("**Why this matters.**"), first[:80]
-    assert 2 <= len(_sentences(first)) <= 3, _sentences(first)
-    assert len(fact_refs(first)) >= 2, "concrete: with numbers"
+    assert "?" in first, "the opening states the question in plain words"
+    typed = [w for w in FACT.sub("", first).replace("Llama 3.1 8B", "").split() if re.match(r"[(\[]*\d", w)]
+    assert len(fact_refs(first)) + len(typed) <= 1, "at most one number before the terms exist"
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -73,7 +76,7 @@ def test_page_closes_with_three_to_five_things_to_remember(page):
     plain = re.sub(r"\]\([^)]*\)", "]", plain)
     plain = re.sub(r"[A-Za-z]+[0-9][\w.-]*|Llama 3\.1 8B|Llama 3\.1", "", plain)  # names: DeepSeek-V3, Qwen3-235B-A22B
     assert not re.search(r"\d", plain.replace("## Things to remember", "")), plain
-    assert len(fact_refs(section)) >= 3
+    assert len(fact_refs(section)) >= 1  # one headline number at least, not a list of them
 
 
 # ------------------------------------------------------------------ one notation
@@ -100,8 +103,7 @@ def test_no_letter_means_two_things_on_these_pages(page):
     assert not re.search(r"\(N, V\)|\(V,\)", text)
     assert not re.search(r"(?<![\\\w])(q|k|v|s|a|o)_(i|j|\{ij\})", text), "one token's vectors are rows Q_i, K_j, V_j"
     assert "\\varepsilon" not in text and "W + BA" not in text
-    if EXPERTS_PER_TOKEN in set().union(*(_letters(m) for m in maths)):
-        assert page == "llm-architecture.md"  # only the mixture of experts uses k
+    assert MATMUL_ONLY not in set().union(*(_letters(m) for m in maths)), "experts per token are E_tok, not k"
 
 
 @pytest.mark.parametrize("page", PAGES)

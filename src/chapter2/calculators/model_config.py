@@ -44,7 +44,7 @@ def attention_layout(c) -> str:
     "model_config",
     title="Read a config.json",
     fields=[
-        *model_fields(default="gpt-oss-120b"),
+        *model_fields(default="Llama-3.1-8B"),
         Field("context", "Context for the KV cache (tokens)", 131072, min=1, max=1e8, integer=True),
     ],
     outputs=[

@@ -18,7 +18,7 @@ from ._registry import Field, FieldError, Output, calculator
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 CUSTOM = "custom"
-MOE_OPTIONS = ((CUSTOM, "E and k typed below"),) + tuple(
+MOE_OPTIONS = ((CUSTOM, "E and E_tok typed below"),) + tuple(
     (name, label) for name, label in MODEL_OPTIONS if load_config(name).is_moe)
 
 
@@ -26,15 +26,15 @@ MOE_OPTIONS = ((CUSTOM, "E and k typed below"),) + tuple(
     "moe_coverage",
     title="MoE: experts touched by a decode batch",
     fields=[
-        *model_fields(default=CUSTOM, label="E and k from", options=MOE_OPTIONS),
+        *model_fields(default=CUSTOM, label="E and E_tok from", options=MOE_OPTIONS),
         Field("n_experts", "Experts per layer (E)", moe.QWEN3_235B_A22B.n_experts, min=1, max=4096, integer=True,
-              help="used when E and k come from the fields"),
-        Field("k", "Experts per token (k)", moe.QWEN3_235B_A22B.k, min=1, max=4096, integer=True,
-              help="used when E and k come from the fields"),
+              help="used when E and E_tok come from the fields"),
+        Field("k", "Experts per token (E_tok)", moe.QWEN3_235B_A22B.k, min=1, max=4096, integer=True,
+              help="used when E and E_tok come from the fields"),
         Field("n_tokens", "Tokens in the batch (B)", 64, min=1, max=1e7, integer=True),
     ],
     outputs=[
-        Output("source", "Experts per layer (E) and per token (k)"),
+        Output("source", "Experts per layer (E) and per token (E_tok)"),
         Output("touched", "Experts touched per layer (expected)"),
         Output("weights_loaded", "Share of expert weights loaded"),
         Output("compute_share", "Share of expert FLOPs per token"),
@@ -51,13 +51,13 @@ def moe_coverage_calc(model, config_json, n_experts, k, n_tokens):
             raise FieldError("config_json" if config_json.strip() else "model",
                              f"{c.name} ({c.family_label}) is a dense model: every token uses the whole MLP")
         n_experts, k = c.num_experts, c.num_experts_per_tok
-        source = (f"{c.name}: E = {n_experts}, k = {k} (in {len(c.moe_layers)} of its {c.num_hidden_layers} layers"
+        source = (f"{c.name}: E = {n_experts}, E_tok = {k} (in {len(c.moe_layers)} of its {c.num_hidden_layers} layers"
                   + (f", plus {c.shared_expert_intermediate_size:,} units of shared expert MLP that every token uses"
                      if c.shared_expert_intermediate_size else "") + ")")
     else:
-        source = f"typed: E = {n_experts}, k = {k}"
+        source = f"typed: E = {n_experts}, E_tok = {k}"
     if k > n_experts:
-        raise FieldError("k", f"Experts per token (k): must be at most E = {n_experts}, got {k}")
+        raise FieldError("k", f"Experts per token (E_tok): must be at most E = {n_experts}, got {k}")
     touched = moe.expected_experts_touched(n_experts, k, n_tokens)
     if k == n_experts:
         coverage = "1 / 1 tokens (every token uses every expert)"
@@ -67,7 +67,7 @@ def moe_coverage_calc(model, config_json, n_experts, k, n_tokens):
         "source": source,
         "touched": f"{touched:.1f} of {n_experts}",
         "weights_loaded": f"{100 * touched / n_experts:.1f} %",
-        "compute_share": f"{100 * k / n_experts:.2f} % (k / E = {k} / {n_experts})",
+        "compute_share": f"{100 * k / n_experts:.2f} % (E_tok / E = {k} / {n_experts})",
         "batch_for_coverage": coverage,
         "curve": [[f"{t} tok", 100 * moe.expected_experts_touched(n_experts, k, t) / n_experts] for t in BATCHES],
         "chart": _charts.moe_chart(n_experts, k, n_tokens),

@@ -14,7 +14,7 @@ from types import ModuleType
 from . import Card, Leaf
 
 # The section pages of the chapter, in order (module names in chapter2.pages).
-SECTION_MODULES = ("neural_networks", "llm_architecture", "llm_inference", "image_generation", "bottlenecks",
+SECTION_MODULES = ("neural_networks", "llm_inference", "llm_architecture", "image_generation", "bottlenecks",
                    "attention")
 
 

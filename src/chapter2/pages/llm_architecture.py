@@ -22,7 +22,7 @@ from ..models import FAMILIES, ModelConfig, describe_architecture, list_configs,
 from . import Card, Leaf, fact
 
 PAGE = "llm-architecture.md"
-TITLE = "2.2 Inside an LLM"
+TITLE = "2.2b Inside an LLM"
 
 # -- inputs of the worked examples ---------------------------------------------------------
 ARCHITECTURE_EXAMPLE = "Qwen3MoeForCausalLM"
@@ -686,6 +686,7 @@ CARDS = (
          {{ fact: llm_architecture.qwen3_235b_active_params_rounded }}B of
          {{ fact: llm_architecture.qwen3_235b_total_params_rounded }}B parameters per token. Each token picks its
          own experts, so a batch of {{ fact: llm_architecture.qwen3_235b_tokens_touching_most }} tokens already
-         touches {{ fact: llm_architecture.coverage_most }} of them: MoE saves compute, and memory only with expert
-         parallelism."""),
+         touches {{ fact: llm_architecture.coverage_most }} of them: MoE saves compute per token, not memory or weight
+         traffic. Expert parallelism divides both among GPUs, each holding and reading its share of the experts;
+         it does not shrink the total."""),
 )

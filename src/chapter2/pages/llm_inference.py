@@ -27,7 +27,7 @@ from .llm_architecture import decimals as _decimals
 from .llm_architecture import share as _share
 
 PAGE = "llm-inference.md"
-TITLE = "2.2 Serving an LLM request"
+TITLE = "2.2a Serving an LLM request"
 
 # The headings of this page as it was before section 2.2 became two pages (git f1658fe:docs/llm-inference.md),
 # by anchor; those that now live on the first page map to their place there. The page keeps an element with each
@@ -287,6 +287,54 @@ def kv_layer_kinds_table() -> Table:
     header = ("model", "layers by kind (window or chunk)", "cached per token and layer", "KV cache held",
               "if every layer kept per-head K, V of every token", "share")
     return Table(header, tuple(rows), align="lllrrr")
+
+
+# What NVIDIA sells as an "80 GB" H100 is 80 GiB of HBM3: nvidia-smi and cudaGetDeviceProperties report
+# 81,559 MiB of it usable (80 GiB less the driver's reservations). The page quotes the nominal size in GiB.
+H100_MEMORY_GIB = 80
+# vLLM's engine argument gpu_memory_utilization defaults to 0.9: the share of GPU memory the engine plans with
+# (https://docs.vllm.ai/en/latest/configuration/engine_args.html, `--gpu-memory-utilization`).
+VLLM_GPU_MEMORY_UTILIZATION = 0.9
+# Mistral 7B v0.1 was trained with an 8,192-token context (Mistral 7B paper, arXiv:2310.06825, Table 1,
+# "context_len 8192"); its config.json still says max_position_embeddings 32,768.
+MISTRAL_7B_TRAINED_CONTEXT = 8_192
+
+
+@fact
+def h100_memory_gib() -> Int:
+    """An "80 GB" H100's memory in GiB (2**30 bytes): its HBM is 80 GiB (H100_MEMORY_GIB)."""
+    return Int(H100_MEMORY_GIB)
+
+
+@fact
+def h100_memory_gb_decimal() -> Num:
+    """The same memory in decimal GB (1e9 bytes), three significant digits: 80 x 2**30 / 1e9."""
+    return Num(H100_MEMORY_GIB * 2**30 / 1e9, 3)
+
+
+@fact
+def vllm_gpu_memory_utilization() -> Pct:
+    """vLLM's default `gpu_memory_utilization`: the share of GPU memory it plans weights and KV cache in."""
+    return Pct(VLLM_GPU_MEMORY_UTILIZATION, 2)
+
+
+@fact
+def vllm_memory_held_back() -> Pct:
+    """What vLLM's default keeps back from its plan: 1 - gpu_memory_utilization."""
+    return Pct(1 - VLLM_GPU_MEMORY_UTILIZATION, 2)
+
+
+@fact
+def mistral_7b_config_context() -> Int:
+    """Mistral 7B v0.1's config window (config.json `max_position_embeddings`): what it accepts, not what it was
+    trained on."""
+    return Int(_cfg("Mistral-7B-v0.1").max_position_embeddings)
+
+
+@fact
+def mistral_7b_trained_context() -> Int:
+    """The context Mistral 7B v0.1 was trained with (MISTRAL_7B_TRAINED_CONTEXT, paper Table 1)."""
+    return Int(MISTRAL_7B_TRAINED_CONTEXT)
 
 
 # -- sampling ------------------------------------------------------------------------------------

@@ -56,9 +56,9 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("T", "sampling temperature", "2.2"),
     # attention
     Symbol("Q, K, V", "queries, keys and values of one head: \\(N \\times d\\) each", "2.2, 2.4, 2.5"),
-    Symbol("S", "attention scores \\(QK^\\top\\), scaled by \\(1/\\sqrt{d}\\)", "2.4, 2.5"),
-    Symbol("A", "attention weights \\(\\operatorname{softmax}(S)\\): each row sums to 1", "2.4, 2.5"),
-    Symbol("O", "attention output \\(AV\\)", "2.4, 2.5"),
+    Symbol("S", "attention scores \\(QK^\\top\\), scaled by \\(1/\\sqrt{d}\\)", "2.2, 2.4, 2.5"),
+    Symbol("A", "attention weights \\(\\operatorname{softmax}(S)\\): each row sums to 1", "2.2, 2.4, 2.5"),
+    Symbol("O", "attention output \\(AV\\)", "2.2, 2.4, 2.5"),
     Symbol("i, j", "a query's and a key's position", "2.2, 2.5"),
     Symbol("\\mu_i, \\ell_i", "FlashAttention's running row maximum and row sum (`m_i`, `l_i` in the paper and "
            "the kernels)", "2.5"),
