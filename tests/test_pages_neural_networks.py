@@ -64,7 +64,32 @@ def test_silu_minimum_against_the_lambert_w_solution():
     y_star = x_star / (1 + math.exp(-x_star))
     assert nn.silu_min_x().value == pytest.approx(x_star, abs=1e-4)
     assert nn.silu_min_value().value == pytest.approx(y_star, abs=1e-8)
-    assert str(nn.silu_min_value()) == "-0.2785" and str(nn.silu_min_x()) == "-1.28"
+    assert str(nn.silu_min_value()) == "-0.2785" and str(nn.silu_min_x()) == "-1.278"
+
+
+def _golden_minimum(f, lo, hi):
+    """Minimize a unimodal f on [lo, hi] by golden-section search: no derivative, no scipy."""
+    g = (math.sqrt(5) - 1) / 2
+    a, b = lo, hi
+    for _ in range(200):
+        c, d = b - g * (b - a), a + g * (b - a)
+        a, b = (a, d) if f(c) < f(d) else (c, b)
+    return (a + b) / 2
+
+
+def test_gelu_and_silu_minima_against_a_derivative_free_search():
+    """Issue 24: the page quoted SiLU's minimum at x = -1.28 from a grid; GELU's was missing. GELU(x) = x Phi(x),
+    written here with math.erf; SiLU(x) = x / (1 + e^-x)."""
+    gelu = lambda x: 0.5 * x * (1 + math.erf(x / math.sqrt(2)))  # noqa: E731
+    silu = lambda x: x / (1 + math.exp(-x))  # noqa: E731
+    xg, xs = _golden_minimum(gelu, -3, 0), _golden_minimum(silu, -3, 0)
+    assert nn.gelu_min_x().value == pytest.approx(xg, abs=1e-6)
+    assert float(str(nn.gelu_min_value())) == pytest.approx(gelu(xg), abs=5e-5)
+    assert str(nn.gelu_min_value()) == "-0.1700" and str(nn.gelu_min_x()) == "-0.752"
+    assert nn.silu_min_x().value == pytest.approx(xs, abs=1e-6)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "neural-networks.md").read_text()
+    for name in ("silu_min_value", "silu_min_x", "gelu_min_value", "gelu_min_x"):
+        assert f"{{{{ fact: neural_networks.{name} }}}}" in page, name
 
 
 def test_sigmoid_far_left_is_exactly_zero():

@@ -19,7 +19,7 @@ from ._checks import finite_real, float_array
 
 __all__ = [
     "relu", "relu_slope", "sigmoid", "silu", "silu_slope", "swish", "swish_slope",
-    "gelu", "gelu_slope", "swiglu", "softmax", "ACTIVATIONS",
+    "gelu", "gelu_slope", "swiglu", "softmax", "ACTIVATIONS", "minimum",
 ]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -182,3 +182,20 @@ ACTIVATIONS = {
     "gelu": (gelu, gelu_slope, "x Phi(x)"),
     "gelu_tanh": (lambda x: gelu(x, "tanh"), lambda x: gelu_slope(x, "tanh"), "tanh approximation of GELU"),
 }
+
+
+def minimum(fn, slope, lo: float = -3.0, hi: float = 0.0, tol: float = 1e-12) -> tuple[float, float]:
+    """(x, fn(x)) where a smooth activation bottoms out: the root of `slope` in [lo, hi], by bisection.
+
+    For SiLU and GELU the slope is negative left of the minimum and positive right of it, on [-3, 0]; a plot on a
+    grid (step 0.025) only lands near it. Raises ValueError if the slope does not change sign on [lo, hi].
+    """
+    lo, hi = finite_real("lo", lo), finite_real("hi", hi)
+    s_lo, s_hi = float(slope(lo)), float(slope(hi))
+    if not (s_lo < 0 < s_hi):
+        raise ValueError(f"slope must go from negative at lo={lo} to positive at hi={hi}, got {s_lo} and {s_hi}")
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if float(slope(mid)) < 0 else (lo, mid)
+    x = 0.5 * (lo + hi)
+    return x, float(fn(x))

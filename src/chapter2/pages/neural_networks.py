@@ -6,7 +6,6 @@ x head dimension, `k` = hidden size, both from its shipped config.json.
 
 from __future__ import annotations
 
-import numpy as np
 
 from .. import activations, linear
 from ..format import Int, Num, SI, Bytes, Table, Text
@@ -74,11 +73,13 @@ def prefill_tokens() -> Int:
 
 
 def _silu_minimum() -> tuple[float, float]:
-    """(x, silu(x)) at SiLU's minimum, on a grid of step 1e-4 over [-5, 0]."""
-    x = np.linspace(-5.0, 0.0, 50001)
-    y = activations.silu(x)
-    i = int(np.argmin(y))
-    return float(x[i]), float(y[i])
+    """(x, silu(x)) at SiLU's minimum: the root of its slope (`activations.minimum`)."""
+    return activations.minimum(activations.silu, activations.silu_slope)
+
+
+def _gelu_minimum() -> tuple[float, float]:
+    """(x, gelu(x)) at GELU's (exact erf form) minimum: the root of its slope (`activations.minimum`)."""
+    return activations.minimum(activations.gelu, activations.gelu_slope)
 
 
 @fact
@@ -89,8 +90,20 @@ def silu_min_value() -> Num:
 
 @fact
 def silu_min_x() -> Num:
-    """Where SiLU has its minimum (x about -1.28)."""
-    return Num(_silu_minimum()[0], 3)
+    """Where SiLU has its minimum (x about -1.278)."""
+    return Num(_silu_minimum()[0], 4)
+
+
+@fact
+def gelu_min_value() -> Text:
+    """GELU's minimum value, four decimals (about -0.1700; trailing zero kept, so it reads as precise as SiLU's)."""
+    return Text(f"{_gelu_minimum()[1]:.4f}")
+
+
+@fact
+def gelu_min_x() -> Num:
+    """Where GELU has its minimum (x about -0.752)."""
+    return Num(_gelu_minimum()[0], 3)
 
 
 @fact
