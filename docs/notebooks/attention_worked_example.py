@@ -44,9 +44,11 @@ print(f"N = {N}, d = {d}, {BYTES} bytes per element")
 # 1. `S = Q Kᵀ` reads `Q` and `K` (`N × d` each), writes the `N × N` score
 #    matrix `S`, and does a multiply and an add for each of the `d` terms of
 #    each of the `N²` dot products.
-# 2. `P = softmax(S)` reads `S`, writes `P` (`N × N`), and does about three
+# 2. `A = softmax(S)` reads `S`, writes the attention weights `A` (`N × N`;
+#    the FlashAttention paper and the library's step names call them `P`,
+#    which this chapter keeps for parameter counts), and does about three
 #    operations per score: exponentiate, add to the row sum, divide.
-# 3. `O = P V` reads `P` (`N × N`) and `V` (`N × d`), writes `O` (`N × d`),
+# 3. `O = A V` reads `A` (`N × N`) and `V` (`N × d`), writes `O` (`N × d`),
 #    and again does `2N²d` operations.
 #
 # Each row of the table is that step's count written out by hand; the cell
@@ -56,8 +58,8 @@ print(f"N = {N}, d = {d}, {BYTES} bytes per element")
 by_hand = [
     # step,            elements read,  elements written, operations
     ("S = Q K^T",      N * d + N * d,  N * N,            2 * N * N * d),
-    ("P = softmax(S)", N * N,          N * N,            3 * N * N),
-    ("O = P V",        N * N + N * d,  N * d,            2 * N * N * d),
+    ("A = softmax(S)", N * N,          N * N,            3 * N * N),
+    ("O = A V",        N * N + N * d,  N * d,            2 * N * N * d),
 ]
 
 print(f"{'step':<15}{'read':>12}{'written':>12}"
@@ -115,7 +117,7 @@ print(f"doing the operations at peak:       {compute_s * 1e6:6.1f} µs")
 # The `N²` terms dominate both sums, so for long sequences the intensity
 # levels off at `(4N²d + 3N²) ÷ 8N² = (4d + 3) ÷ 8`, about `d ÷ 2` operations
 # per byte, whatever `N` is: no sequence length makes standard attention
-# compute bound on this GPU. Keeping `S` and `P` on chip, as FlashAttention
+# compute bound on this GPU. Keeping `S` and `A` on chip, as FlashAttention
 # does, removes the `N²` bytes, and its intensity keeps growing with `N`.
 # That holds for this shape, `N` queries at once as in a prefill. A decode
 # step brings one query per sequence, and its attention stays near the
@@ -150,16 +152,18 @@ moved = {}
 S = Q @ K.T                                                  # (N, N)
 moved["S = Q K^T"] = Q.nbytes + K.nbytes + S.nbytes
 S32 = S.astype(np.float32) / np.sqrt(d)
-P = np.exp(S32 - S32.max(axis=1, keepdims=True))
-P = (P / P.sum(axis=1, keepdims=True)).astype(np.float16)    # (N, N)
-moved["P = softmax(S)"] = S.nbytes + P.nbytes
-O = P @ V                                                    # (N, d)
-moved["O = P V"] = P.nbytes + V.nbytes + O.nbytes
+A = np.exp(S32 - S32.max(axis=1, keepdims=True))
+A = (A / A.sum(axis=1, keepdims=True)).astype(np.float16)    # (N, N)
+moved["A = softmax(S)"] = S.nbytes + A.nbytes
+O = A @ V                                                    # (N, d)
+moved["O = A V"] = A.nbytes + V.nbytes + O.nbytes
+CHAPTER_NAME = {"S = Q K^T": "S = Q K^T", "P = softmax(S)": "A = softmax(S)", "O = P V": "O = A V"}
 
 small = roofline.attention_intensity(n_small, d, BYTES)
 print(f"{'step':<15}{'measured':>11}{'formula':>11}   (bytes)")
 for step in small.steps:
-    print(f"{step.name:<15}{moved[step.name]:>11,}{step.bytes:>11,.0f}")
+    name = CHAPTER_NAME[step.name]  # the library's step name, in the chapter's letters
+    print(f"{name:<15}{moved[name]:>11,}{step.bytes:>11,.0f}")
 total = sum(moved.values())
 assert total == 8 * n_small**2 + 8 * n_small * d == small.bytes
 print(f"total {total:,} bytes = 8N² + 8Nd at N = {n_small}")
@@ -170,9 +174,9 @@ print(f"total {total:,} bytes = 8N² + 8Nd at N = {n_small}")
 
 # %%
 S64 = Q.astype(np.float64) @ K.astype(np.float64).T / np.sqrt(d)
-P64 = np.exp(S64 - S64.max(axis=1, keepdims=True))
-P64 /= P64.sum(axis=1, keepdims=True)
-O64 = P64 @ V.astype(np.float64)
+A64 = np.exp(S64 - S64.max(axis=1, keepdims=True))
+A64 /= A64.sum(axis=1, keepdims=True)
+O64 = A64 @ V.astype(np.float64)
 err = np.abs(O.astype(np.float64) - O64).max()
 eps = np.finfo(np.float16).eps
 print(f"max |O_fp16 - O_float64| = {err:.2e}")

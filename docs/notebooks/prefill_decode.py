@@ -204,7 +204,7 @@ print(f"prefill:   {prefill_s * 1e3:.2f} ms,"
       f" {n_prompt / prefill_s:,.0f} tokens/s,"
       f" {prefill_flops / prefill_s / 1e9:.1f} GFLOP/s")
 print(f"intensity: {prefill_intensity:.1f} ops/byte:"
-      f" {'compute' if prefill_intensity > ridge else 'memory'} bound here")
+      f" on the {'compute' if prefill_intensity > ridge else 'memory'} side of this machine's ridge")
 print(f"roofline lower bound: {prefill_bound * 1e3:.3f} ms")
 
 # %% [markdown]
@@ -237,7 +237,7 @@ decode_bound = max(decode_flops / peak, memory_s)
 print(f"decode:    median {decode_s * 1e3:.3f} ms per token,"
       f" {1 / decode_s:,.0f} tokens/s (context {cache.seq_len})")
 print(f"intensity: {decode_intensity:.2f} ops/byte:"
-      f" {'compute' if decode_intensity > ridge else 'memory'} bound")
+      f" on the {'compute' if decode_intensity > ridge else 'memory'} side of this machine's ridge")
 print(f"roofline lower bound: {decode_bound * 1e3:.4f} ms per token"
       f" (bytes / bandwidth: {memory_s * 1e3:.4f} ms)")
 print(f"measured / bound:     {decode_s / decode_bound:,.1f}x")
@@ -249,29 +249,36 @@ print("greedy continuation:", repr(tokenizer.decode(generated)))
 # The sentences below are printed from this run's measurements.
 
 # %%
+OVERHEAD = 2.0  # a phase that takes more than twice its roofline bound is limited by neither roof
+
+
+def verdict(phase: str, measured_s: float, bound_s: float, intensity: float) -> str:
+    """One sentence on what limited a phase: the roof its intensity points to, or overhead."""
+    side = "compute" if intensity > ridge else "memory"
+    ratio = measured_s / bound_s
+    if ratio >= OVERHEAD:
+        return (f"- {phase} took {ratio:.0f}x its roofline bound: overhead bound. Its intensity of"
+                f" {intensity:.2f} operations per byte puts its bound on the {side} side of this machine's"
+                f" ridge ({ridge:.1f}), but neither compute nor memory bandwidth is what it waited on: the time"
+                " went to work the roofline does not count, mostly the fixed cost of the few dozen small numpy"
+                f" calls of each pass over a tiny model ({weight_bytes / 1e6:.1f} MB of weights).")
+    if ratio >= 1:
+        return (f"- {phase} took {ratio:.2f}x its roofline bound, close to it: {side} bound"
+                f" ({intensity:.2f} operations per byte against this machine's ridge of {ridge:.1f}).")
+    return (f"- {phase} took {ratio:.2f}x its roofline 'bound', below it: the {weight_bytes / 1e6:.1f} MB of"
+            " weights came from the CPU's caches, faster than the 64 MiB copy that set the bandwidth.")
+
+
 tokens_ratio = (n_prompt / prefill_s) * decode_s
-if tokens_ratio > 1:
-    print(f"- Prefill produced {tokens_ratio:.1f}x as many tokens per second as decode:"
-          f" its {n_prompt} prompt tokens shared each read of the weights.")
-else:
-    print(f"- Prefill produced only {tokens_ratio:.2f}x decode's tokens per second in this run:"
-          " sharing the weight reads did not pay off here. Timings on a busy machine vary from"
-          " run to run; rerun the notebook to see whether this one holds.")
-print(f"- Decode did {decode_intensity:.2f} operations per byte, "
-      + (f"{ridge / decode_intensity:.0f}x below this machine's ridge of {ridge:.1f}: memory bound,"
-         if decode_intensity < ridge else f"above this machine's ridge of {ridge:.1f}: compute bound,")
-      + " like an LLM's decode on a GPU.")
-ratio = decode_s / decode_bound
-if ratio >= 1.1:
-    print(f"- The measured time per token is {ratio:.1f}x the roofline bound. The time beyond the bound"
-          " goes to work the roofline does not count, mostly the fixed overhead of the few dozen small"
-          f" numpy calls of each step: the model is tiny ({weight_bytes / 1e6:.1f} MB of weights).")
-elif ratio >= 1:
-    print(f"- The measured time per token is {ratio:.2f}x the roofline bound: close to it.")
-else:
-    print(f"- The measured time per token is {ratio:.2f}x the roofline 'bound', below it: the"
-          f" {weight_bytes / 1e6:.1f} MB of weights came from the CPU's caches, faster than"
-          " the 64 MiB copy that set the bandwidth.")
+print(f"- Prefill produced {tokens_ratio:.2f}x decode's tokens per second"
+      f" ({n_prompt} tokens in one pass against one token per pass).")
+print(verdict("Prefill", prefill_s, prefill_bound, prefill_intensity))
+print(verdict("Decode", decode_s, decode_bound, decode_intensity))
+if min(prefill_s / prefill_bound, decode_s / decode_bound) >= OVERHEAD:
+    print("- Both phases are overhead bound here, so neither the roofline nor shared weight reads explain the"
+          " ratio of their speeds: most of each pass is fixed overhead, which prefill spreads over its"
+          f" {n_prompt} tokens and decode pays for every token. This is not the memory-bound decode of an LLM"
+          " on a GPU.")
 
 # %% [markdown]
 # For an 8B-parameter model the weights are gigabytes, no cache holds them,
