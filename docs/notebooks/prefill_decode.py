@@ -257,7 +257,8 @@ def verdict(phase: str, measured_s: float, bound_s: float, intensity: float) -> 
     side = "compute" if intensity > ridge else "memory"
     ratio = measured_s / bound_s
     if ratio >= OVERHEAD:
-        return (f"- {phase} took {ratio:.0f}x its roofline bound: overhead bound. Its intensity of"
+        times = f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.1f}x"
+        return (f"- {phase} took {times} its roofline bound: overhead bound. Its intensity of"
                 f" {intensity:.2f} operations per byte puts its bound on the {side} side of this machine's"
                 f" ridge ({ridge:.1f}), but neither compute nor memory bandwidth is what it waited on: the time"
                 " went to work the roofline does not count, mostly the fixed cost of the few dozen small numpy"
