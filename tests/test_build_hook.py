@@ -125,7 +125,7 @@ def test_every_vendored_file_the_site_ships_is_pinned():
     mermaid = hook.mermaid_files(ROOT)
     katex = hook.equations.site_files(ROOT)
     assert len(mermaid) > 50 and "assets/vendor/mermaid/mermaid.esm.min.mjs" in mermaid
-    assert "assets/vendor/katex/katex.min.css" in katex and len(katex) == 21  # the stylesheet and its 20 woff2 fonts
+    assert "assets/vendor/katex/katex.min.css" in katex and len(katex) == 61  # the stylesheet, its 20 fonts in 3 formats
     shipped = {p.resolve().relative_to((ROOT / "node_modules").resolve()).as_posix() for p in [*mermaid.values(), *katex.values()]}
     assert shipped | {hook.equations.RENDERER} == set(hook.pyodide_files.vendor_manifest())
 

@@ -92,7 +92,9 @@ def on_files(files, config):
             _add(files, config, uri, path=path)
         _add(files, config, MERMAID_LOADER, content=MERMAID_LOADER_JS)
         if _state["math"]:
-            _state["equations"] = equations.Build(ROOT)  # KaTeX's files, verified; the site's are made in on_env
+            _state["equations"] = equations.Build(ROOT)  # KaTeX's renderer, verified; formulas typeset in on_env
+            for uri, path in equations.site_files(ROOT).items():  # its stylesheet and fonts, as shipped
+                _add(files, config, uri, path=path)
     except (pyodide_files.VerificationError, pycompile.CompileError, equations.EquationError) as err:
         raise PluginError(str(err)) from err
     return files
@@ -227,15 +229,13 @@ def on_page_content(html, page, config, files):
 
 
 def on_env(env, config, files):
-    """Every page's equations typeset at once, and KaTeX's stylesheet and fonts for them (equations.Build)."""
+    """Every page's equations typeset at once (equations.Build), before any page is written."""
     if "equations" in _state:
         pages = [(f.src_uri, f.page.content) for f in files.documentation_pages() if f.page and f.page.content]
         try:
-            made = _state["equations"].prepare(pages)
+            _state["equations"].prepare(pages)
         except equations.EquationError as err:
             raise PluginError(str(err)) from err
-        for uri, data in made.items():
-            _add(files, config, uri, content=data)
     return env
 
 
