@@ -1,7 +1,8 @@
 """Shared fixtures: the built site, a static server on 127.0.0.1, and Debian's Chromium.
 
 The site is built once per test session with `mkdocs build --strict` (or taken
-from CHAPTER2_SITE_DIR when a caller already built it). Browser tests need
+from CHAPTER2_SITE_DIR when a caller already built it); every test that needs it
+is marked `slow`, so `make test-fast` never builds it. Browser tests need
 /usr/bin/chromium; in CI (CI=true) a missing browser is an error, not a skip.
 """
 
@@ -27,6 +28,15 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects
+def pytest_collection_modifyitems(items):
+    """A test that needs the built site (site_dir, directly or through site_url or a fixture of its own) is
+    `slow`: the fast loop (make test-fast) never builds the site; make test builds it once and shares it."""
+    for item in items:
+        if "site_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -130,6 +140,12 @@ def local_only_context(browser, **options):
         yield context
     finally:
         context.close()
+
+
+def wait_scrollables_checked(page) -> None:
+    """Wait until a11y.js has checked which boxes scroll (and marked them focusable) with the page's fonts in."""
+    page.wait_for_function("() => document.fonts.status === 'loaded'"
+                           " && document.documentElement.dataset.c2Scrollables === 'checked'")
 
 
 @pytest.fixture

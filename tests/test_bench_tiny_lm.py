@@ -47,6 +47,7 @@ def run_module(*args, cwd):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_module_writes_json_with_provenance_and_first_principles_bytes(checkpoint, tmp_path):
     folder, params = checkpoint
     out = tmp_path / "sub" / "tiny.json"
@@ -92,6 +93,7 @@ def test_module_writes_json_with_provenance_and_first_principles_bytes(checkpoin
         assert doc["summary"]["decode_share_of_copy_bandwidth"][str(n)] == d["share_of_copy_bandwidth"]
 
 
+@pytest.mark.slow  # runs the benchmark module in subprocesses
 def test_default_prints_only_and_a_folder_gets_a_named_file(checkpoint, tmp_path):
     folder, _ = checkpoint
     args = ("--model", folder, "--prompt-tokens", 4, "--decode-steps", 2, "--copy-mib", 1, "--reps", 1)
@@ -111,6 +113,7 @@ def test_default_prints_only_and_a_folder_gets_a_named_file(checkpoint, tmp_path
     (("--copy-mib", 0), "copy_mib must be > 0"),
     (("--threads", -1), "--threads must be >= 0"),
 ])
+@pytest.mark.slow  # runs the benchmark module in subprocesses
 def test_bad_arguments_are_refused(checkpoint, tmp_path, args, match):
     proc = run_module("--model", checkpoint[0], "--reps", 1, "--copy-mib", 1, *args, cwd=tmp_path)
     assert proc.returncode == 2 and match in proc.stderr

@@ -41,6 +41,7 @@ def hook_and_config():
     hook.on_post_build(config)
 
 
+@pytest.mark.slow  # the build's figure step (every figure drawn), 4 s
 def test_a_failing_figure_fails_the_build(hook_and_config, monkeypatch):
     from chapter2.host import figures
 
@@ -55,6 +56,7 @@ def test_a_failing_figure_fails_the_build(hook_and_config, monkeypatch):
         hook.on_files(Files([]), config)
 
 
+@pytest.mark.slow  # copies and hashes the Pyodide distribution, 5 s
 def test_a_tampered_pyodide_file_fails_the_build(hook_and_config, tmp_path, monkeypatch):
     hook, config = hook_and_config
     fake_root = tmp_path / "root"
@@ -87,6 +89,7 @@ def test_unknown_directive_targets_fail(hook_and_config):
             hook.directives.expand(text, page_path="x.md", root=ROOT, snippet_cache={})
 
 
+@pytest.mark.slow  # a whole site build in a subprocess, 14 s
 def test_cdn_mode_ships_no_pyodide_core(tmp_path):
     out = tmp_path / "site"
     env = {**os.environ, "CHAPTER2_PYODIDE": "cdn", "NO_MKDOCS_2_WARNING": "1"}
@@ -99,6 +102,7 @@ def test_cdn_mode_ships_no_pyodide_core(tmp_path):
     assert list((out / "pyodide").glob("chapter2-*.whl"))
 
 
+@pytest.mark.slow  # mkdocs in a subprocess
 def test_bad_pyodide_mode_is_rejected(tmp_path):
     env = {**os.environ, "CHAPTER2_PYODIDE": "sometimes", "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(tmp_path / "s")], cwd=ROOT, env=env,

@@ -281,6 +281,7 @@ def test_importing_kernels_imports_neither_torch_nor_triton():
     assert result.stdout.strip() == "[]"
 
 
+@pytest.mark.slow  # Triton compiles every kernel variant in a subprocess, 6 s
 def test_kernels_compile_for_hopper():
     """Without a GPU: both kernels compile to sm_90 cubins that fit shared memory, spill at most a
     few bytes of registers; tl.dot of the forward becomes Hopper tensor-core code (wgmma) and the

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 BUILD = """
@@ -26,6 +28,7 @@ def _build(out: Path) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow  # every figure and the wheel, built twice in subprocesses, 10 s
 def test_two_builds_are_byte_identical(tmp_path):
     first, second = _build(tmp_path / "a"), _build(tmp_path / "b")
     assert first == second

@@ -7,6 +7,7 @@ TypeError that names the argument and says what was expected.
 from __future__ import annotations
 
 import math
+import os
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,6 +27,13 @@ def positive_int(name: str, value, *, allow_zero: bool = False) -> int:
     if value < lowest:
         raise ValueError(f"{name} must be >= {lowest}, got {value}")
     return value
+
+
+def real(name: str, value) -> float:
+    """Return `value` as a float (inf and nan pass: the caller decides), or raise TypeError naming `name`."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, Real | np.integer | np.floating):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    return float(value)
 
 
 def finite_real(name: str, value, *, low=None, high=None, low_open=False) -> float:
@@ -68,3 +76,25 @@ def dtype_bytes(name: str, dtype) -> float:
             raise ValueError(f"{name} must be one of {sorted(DTYPE_BYTES)}, got {dtype!r}")
         return DTYPE_BYTES[key]
     return finite_real(name, dtype, low=0, low_open=True)
+
+
+def text(name: str, value, *, what: str = "a str") -> str:
+    """Return `value` if it is a str, or raise TypeError naming `name` (`what`: the expected value, in words)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def as_list(name: str, value, *, what: str = "a list") -> list:
+    """Return `value` (a list, tuple or other iterable that is not a str, bytes or dict) as a list,
+    or raise TypeError naming `name`."""
+    if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__} {value!r}")
+    return list(value)
+
+
+def path(name: str, value) -> os.PathLike | str:
+    """Return `value` if it names a file or folder (a str or os.PathLike), or raise TypeError naming `name`."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(f"{name} must be a path (a str or pathlib.Path), got {type(value).__name__} {value!r}")
+    return value

@@ -143,7 +143,7 @@ def check_result(doc, name: str = "result") -> dict:
     ``config`` and a non-empty ``results`` list.
     """
     if not isinstance(doc, dict):
-        raise TypeError(f"{name}: a result must be a JSON object (dict), got {type(doc).__name__}")
+        raise TypeError(f"{name}: doc must be a result, a JSON object (dict), got {type(doc).__name__}")
     if doc.get("schema") != SCHEMA:
         raise ValueError(f"{name}: schema must be {SCHEMA!r}, got {doc.get('schema')!r}")
     if doc.get("suite") not in SUITES:

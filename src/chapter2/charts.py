@@ -28,6 +28,7 @@ import json
 import math
 from dataclasses import dataclass
 
+from ._checks import as_list, finite_real, positive_int, real
 from .format import counted, si, sig
 
 __all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "band", "lane", "grid", "render",
@@ -76,7 +77,8 @@ def series(label: str, x, y, *, kind: str = "line", color: int | None = None, da
     """One series: x and y sequences (lists or numpy arrays) of equal length. color: palette index; -1 is INK."""
     if kind not in KINDS:
         raise ValueError(f"series kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    xs, ys = [_r(v) for v in x], [_r(v) for v in y]
+    xs = [_r(v) for v in as_list("x", x, what="a sequence of numbers")]
+    ys = [_r(v) for v in as_list("y", y, what="a sequence of numbers")]
     if len(xs) != len(ys) or not xs:
         raise ValueError(f"series {label!r}: x and y must be non-empty and of equal length")
     s = {"label": str(label), "kind": kind, "x": xs, "y": ys}
@@ -90,7 +92,7 @@ def series(label: str, x, y, *, kind: str = "line", color: int | None = None, da
 def point(x, y, label: str = "", *, color: int | None = None, legend: bool = False, note: bool = False) -> dict:
     """A marker (the current input on a curve). legend=True lists it in the legend, else only in the description;
     note=True writes its label on the plot beside it (a point labelled directly, no key to look up)."""
-    p = {"x": _r(x), "y": _r(y), "label": str(label)}
+    p = {"x": _r(real("x", x)), "y": _r(real("y", y)), "label": str(label)}
     if color is not None:
         p["color"] = int(color)
     if legend:
@@ -131,7 +133,7 @@ def lane(label: str, edges, *, color: int | None = None) -> dict:
     A timeline's phases: one wide prefill block, then one thin block per decode step. Edges are x values
     in order (equal neighbours allowed). color: palette index; -1 is INK.
     """
-    es = [_r(v) for v in edges]
+    es = [_r(v) for v in as_list("edges", edges, what="a sequence of x values")]
     if len(es) < 2 or any(b < a for a, b in zip(es, es[1:], strict=False)):
         raise ValueError(f"lane {label!r}: edges must be at least two x values in increasing order")
     g = {"label": str(label), "edges": es}
@@ -162,7 +164,9 @@ def grid(rows, cols, cells, *, keys, groups=(), marks=(), label_chars: int = 8, 
     step's tile or column); the first one also gets a dot above it (the current step's marker).
     label_chars: room kept below the grid for the column labels, in characters (longer ones are cut).
     """
-    rows, cols = [str(r) for r in rows], [str(c) for c in cols]
+    rows = [str(r) for r in as_list("rows", rows, what="a list of row labels")]
+    cols = [str(c) for c in as_list("cols", cols, what="a list of column labels")]
+    cells, keys = as_list("cells", cells, what="a list of rows of cells"), as_list("keys", keys, what="a list of (label, color)")
     table = [[None if c is None else [int(c[0]), _r(c[1])] for c in row] for row in cells]
     return {"rows": rows, "cols": cols, "cells": table,
             "keys": [{"label": str(label), "color": int(color)} for label, color in keys],
@@ -173,11 +177,19 @@ def grid(rows, cols, cells, *, keys, groups=(), marks=(), label_chars: int = 8, 
 
 
 def linspace(lo: float, hi: float, n: int) -> list[float]:
+    """n values from lo to hi (n >= 2), evenly spaced."""
+    lo, hi, n = finite_real("lo", lo), finite_real("hi", hi), positive_int("n", n)
+    if n < 2:
+        raise ValueError(f"n must be >= 2 (both ends), got {n}")
     return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
 
 
 def logspace(lo: float, hi: float, n: int) -> list[float]:
     """n values from lo to hi (both > 0), evenly spaced on a log scale."""
+    lo, hi = finite_real("lo", lo, low=0, low_open=True), finite_real("hi", hi, low=0, low_open=True)
+    n = positive_int("n", n)
+    if n < 2:
+        raise ValueError(f"n must be >= 2 (both ends), got {n}")
     a, b = math.log10(lo), math.log10(hi)
     return [10 ** (a + (b - a) * i / (n - 1)) for i in range(n)]
 
@@ -214,7 +226,7 @@ def check(spec: ChartSpec, data: dict) -> None:
         _check_grid(data)
         return
     if not isinstance(data, dict) or not XY_KEYS <= set(data) <= XY_KEYS | {"lanes", "bands"}:
-        raise TypeError("a chart output must be built with chapter2.charts.chart()")
+        raise TypeError(f"data must be a chart output built with chapter2.charts.chart(), got {type(data).__name__}")
     if not all(math.isfinite(v) for v in _numbers(data)):
         raise ValueError("the chart has a value that is not a finite number")
     for axis, log in (("x", spec.x_log), ("y", spec.y_log)):
@@ -229,7 +241,7 @@ def check(spec: ChartSpec, data: dict) -> None:
 
 def _check_grid(data) -> None:
     if not isinstance(data, dict) or set(data) != GRID_KEYS:
-        raise TypeError("a grid chart output must be built with chapter2.charts.grid()")
+        raise TypeError(f"data must be a grid chart output built with chapter2.charts.grid(), got {type(data).__name__}")
     rows, cols, cells = data["rows"], data["cols"], data["cells"]
     if not rows or not cols or len(cells) != len(rows) or any(len(row) != len(cols) for row in cells):
         raise TypeError(f"a grid needs rows and columns, and one cell per row and column ({len(rows)} x {len(cols)})")
@@ -251,6 +263,8 @@ def _check_grid(data) -> None:
 
 def digest(data: dict) -> str:
     """A short fingerprint of the chart data (the page carries it, so tests can compare series)."""
+    if not isinstance(data, dict):
+        raise TypeError(f"data must be a chart's data dict (chart() or grid()), got {type(data).__name__}")
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
@@ -313,6 +327,7 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
 
 def tick_text(v: float) -> str:
     """1500 -> '1.5k', 1e12 -> '1T', 0.25 -> '0.25', 1e-4 -> '1e-4'."""
+    v = real("v", v)
     if v == 0:
         return "0"
     for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -326,6 +341,7 @@ def tick_text(v: float) -> str:
 
 def value_text(v: float) -> str:
     """A number in the text alternative: 4 significant digits, SI prefixes from 10,000."""
+    v = real("v", v)
     if abs(v) >= 1e4:
         return tick_text(float(f"{v:.4g}"))
     if 0 < abs(v) < 1e-3:
@@ -598,8 +614,8 @@ def _cut(text: str, chars: int) -> str:
 
 def describe_grid(spec: ChartSpec, data: dict) -> str:
     """The text alternative of a grid: rows, columns (every label), what each colour covers, the marks."""
-    _check_grid(data)
     _spec(spec)
+    _check_grid(data)
     cols, rows, cells = data["cols"], data["rows"], data["cells"]
     parts = [f"Grid of {len(rows)} rows ({spec.y_label}: {', '.join(rows)}) by {len(cols)} columns "
              f"({spec.x_label}: {', '.join(repr(c) for c in cols)})."]

@@ -149,7 +149,7 @@ def render_jinja(source: str, messages, *, add_generation_prompt: bool = True, *
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     if not isinstance(source, str) or not source:
-        raise TypeError("source must be a non-empty Jinja template string")
+        raise TypeError(f"source must be a non-empty Jinja template string, got {source!r:.80}")
     messages = check_messages(messages)
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
     return env.from_string(source).render(messages=messages, add_generation_prompt=add_generation_prompt, **variables)

@@ -57,6 +57,8 @@ def display_name(devices) -> str:
     the CPU suite named the model say "CPU <machine> (<n> logical cores)", so
     a model name from any run wins.
     """
+    if isinstance(devices, str | dict) or not hasattr(devices, "__iter__"):
+        raise TypeError(f"devices must be a list of provenance device records, got {type(devices).__name__}")
     devices = list(devices)
     if not devices or not all(isinstance(d, dict) and d.get("name") for d in devices):
         raise ValueError("devices must be a non-empty list of provenance device records with a name")

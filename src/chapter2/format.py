@@ -29,13 +29,20 @@ def _finite_or_text(value: float) -> str | None:
     return None
 
 
+def _real(value: Any) -> float:
+    """`value` (the argument of sig, si, nbytes, number) as a float, or a TypeError that says so."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+        raise TypeError(f"value must be a real number, got {type(value).__name__}: {value!r}")
+    return float(value)
+
+
 def sig(value: float, digits: int = 3) -> str:
     """`value` with `digits` significant digits, thousands separators, no trailing zeros.
 
     The integer part is always shown in full (4237.1 with 3 digits is "4,237",
     not "4.24e+03"); digits after the point only as far as `digits` asks.
     """
-    bad = _finite_or_text(float(value))
+    bad = _finite_or_text(_real(value))
     if bad is not None:
         return bad
     if value == 0:
@@ -50,7 +57,7 @@ def sig(value: float, digits: int = 3) -> str:
 
 def si(value: float, unit: str = "", digits: int = 3) -> str:
     """1.23e12 -> '1.23 T' + unit; keeps `digits` significant digits."""
-    bad = _finite_or_text(float(value))
+    bad = _finite_or_text(_real(value))
     if bad is not None:
         return bad
     for scale, prefix in _SI:
@@ -66,7 +73,7 @@ def nbytes(value: float, digits: int = 3) -> str:
 
 def number(value: float, digits: int = 4) -> str:
     """A plain number with `digits` significant digits (Python's `g` format, used by calculators)."""
-    bad = _finite_or_text(float(value))
+    bad = _finite_or_text(_real(value))
     if bad is not None:
         return bad
     return f"{value:.{digits}g}"

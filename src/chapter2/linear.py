@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from ._checks import dtype_bytes, float_array, positive_int
+from ._checks import as_list, dtype_bytes, float_array, positive_int
 
 __all__ = ["linear", "collapse", "MatmulCost", "matmul_cost"]
 
@@ -40,7 +40,7 @@ def collapse(layers):
     Applying layer 1 then layer 2: W2 (W1 x + b1) + b2 = (W2 W1) x + (W2 b1 + b2),
     so any depth of purely linear layers equals a single linear layer.
     """
-    layers = list(layers)
+    layers = as_list("layers", layers, what="a list of (weight, bias) pairs")
     if not layers:
         raise ValueError("layers must hold at least one (weight, bias) pair")
     weight, bias = (float_array("weight", layers[0][0], ndim=2), float_array("bias", layers[0][1], ndim=1))

@@ -49,7 +49,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ._checks import dtype_bytes as _dtype_bytes
-from ._checks import finite_real, positive_int
+from ._checks import finite_real, float_array, positive_int
 from .hardware import GPU, MATH_BITS, get_gpu, tensor_dtype
 from .linear import matmul_cost
 from .models import ModelConfig, load_config
@@ -114,7 +114,7 @@ def _gpu_and_dtype(gpu, dtype) -> tuple[GPU, str]:
 def attainable_flops(intensity, gpu="H100-SXM", dtype="fp16"):
     """The roofline: min(peak FLOP/s, intensity x bandwidth). `intensity` may be an array."""
     g, d = _gpu_and_dtype(gpu, dtype)
-    x = np.asarray(intensity, dtype=np.float64)
+    x = np.asarray(float_array("intensity", intensity), dtype=np.float64)
     if not np.all(np.isfinite(x)) or np.any(x < 0):
         raise ValueError("intensity must be finite and >= 0")
     out = np.minimum(g.peak_flops(d), x * g.bandwidth)

@@ -216,7 +216,7 @@ def _passes(model, tokenizer, prompt, prompt_ids, n_steps, settings, rng, stop):
 
 def _check_steps(steps) -> None:
     if not isinstance(steps, list | tuple) or not steps or not all(isinstance(s, Step) for s in steps):
-        raise ValueError("steps must be the non-empty list of Step records returned by step_through")
+        raise ValueError(f"steps must be the non-empty list of Step records returned by step_through, got {steps!r:.80}")
 
 
 def generated_ids(steps: list[Step]) -> list[int]:

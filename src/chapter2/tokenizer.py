@@ -409,7 +409,7 @@ def train_bpe(texts, vocab_size: int, *, special_tokens=DEFAULT_SPECIAL_TOKENS, 
     from ._checks import positive_int
 
     if isinstance(texts, str) or not hasattr(texts, "__iter__"):
-        raise TypeError("texts must be a list of strings (not a single string)")
+        raise TypeError(f"texts must be a list of strings (not a single string), got {type(texts).__name__}")
     texts = list(texts)
     if not texts or not all(isinstance(t, str) for t in texts):
         raise TypeError("texts must be a non-empty list of strings")

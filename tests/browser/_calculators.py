@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from chapter2 import calculators, charts
-from conftest import local_only_context
+from conftest import local_only_context, wait_scrollables_checked
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -98,7 +98,7 @@ def axe_audit(browser, site_url: str, scheme: str, targets) -> list[str]:
         for path, selector, label in targets:
             page.goto(site_url + path)
             page.wait_for_load_state("networkidle")
-            page.wait_for_timeout(150)  # a11y.js marks scrollable boxes just after layout
+            wait_scrollables_checked(page)  # a11y.js has marked the boxes that scroll
             problems += axe_problems(page, selector, label)
         assert not context.blocked, context.blocked
     return problems

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, local_only_context
+from conftest import ROOT, local_only_context, wait_scrollables_checked
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 375, "height": 812}
@@ -55,7 +55,7 @@ EQUATIONS_JS = """() => {
 def _check(page, path: str) -> dict:
     page.wait_for_load_state("networkidle")
     page.evaluate("() => document.fonts.ready")
-    page.wait_for_timeout(200)  # a11y.js marks scrollable boxes just after layout
+    wait_scrollables_checked(page)  # a11y.js has marked the boxes that scroll
     info = page.evaluate(EQUATIONS_JS)
     assert info["count"] > 0 and info["typeset"] == info["count"], (path, info["count"], info["typeset"])
     assert not info["rawTex"], f"{path}: raw TeX on the page"

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from _calculators import AXE, axe_problems
-from conftest import local_only_context
+from conftest import local_only_context, wait_scrollables_checked
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,7 +119,7 @@ def _visit(context, path: str, site_dir: Path) -> dict:
         const img = f.querySelector('img'), cap = f.querySelector('figcaption');
         return {src: img.getAttribute('src'), alt: img.alt, drawn: img.naturalWidth > 0, caption: cap ? cap.textContent.trim() : ''};
     })""")
-    page.wait_for_timeout(150)  # a11y.js marks scrollable boxes just after layout
+    wait_scrollables_checked(page)  # a11y.js has marked the boxes that scroll
     report["violations"] = axe_problems(page, None, path)
     _shot(page, f"{context.scheme}_{_slug(path)}")
     page.close()

@@ -138,10 +138,13 @@ def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
             _wait(page, name, before)
         assert slider.input_value() == slider.get_attribute("max")
         assert forward.get_attribute("aria-disabled") == "true" and back.get_attribute("aria-disabled") == "false"
-        before = computed(calc)
+        before, presses = computed(calc), int(forward.get_attribute("data-presses") or 0)
         forward.focus()  # marked disabled, still focusable: a press does nothing
         page.keyboard.press("Enter")
-        page.wait_for_timeout(300)
+        # the button's handler has run (its data-presses counter moved): had it moved the slider, the
+        # calculator would be busy or have recomputed by now (its input event is dispatched synchronously)
+        page.wait_for_function("([b, n]) => +(b.dataset.presses || 0) > n", arg=[forward.element_handle(), presses])
+        assert calc.get_attribute("aria-busy") is None
         assert computed(calc) == before and slider.input_value() == slider.get_attribute("max")
         _matches_cpython(page, name, calc, "End")
         watched.assert_clean()

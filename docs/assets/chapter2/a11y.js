@@ -1,7 +1,9 @@
 /* Keyboard access to scrollable boxes: a box that scrolls (a wide table in Material's wrapper, a
  * notebook's code cell or output, an equation wider than the column) gets tabindex="0" so it can be focused and scrolled with the arrow
  * keys (axe rule scrollable-region-focusable), as Material already does for its own code blocks.
- * Rechecked when the window is resized, since what overflows depends on the width. */
+ * Rechecked when the window is resized and when web fonts finish loading, since what overflows depends
+ * on the width and the glyphs. Each check leaves data-c2-scrollables="checked" on <html> ("pending" while
+ * fonts are still loading): what tests wait on instead of a timer. */
 (function () {
   "use strict";
   const SELECTOR = ".md-typeset__scrollwrap, .jupyter-wrapper pre, .md-typeset div.arithmatex";
@@ -17,9 +19,14 @@
         delete el.dataset.c2Focusable;
       }
     }
+    document.documentElement.dataset.c2Scrollables = document.fonts && document.fonts.status === "loading" ? "pending" : "checked";
   }
 
   let timer = null;
+  if (document.fonts) {
+    document.fonts.addEventListener("loadingstart", () => { document.documentElement.dataset.c2Scrollables = "pending"; });
+    document.fonts.addEventListener("loadingdone", () => setTimeout(update, 0));
+  }
   window.addEventListener("resize", () => { clearTimeout(timer); timer = setTimeout(update, 150); });
   if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(() => setTimeout(update, 0));
   else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", update);

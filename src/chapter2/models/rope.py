@@ -87,13 +87,22 @@ def rope_cos_sin(positions, head_dim: int, theta: float, scaling: dict | None = 
 
 def rotate_half(x: np.ndarray) -> np.ndarray:
     """[x1, x2] -> [-x2, x1] over the last axis (halves of width d/2)."""
-    x = float_array("x", x, min_ndim=1)
+    return _rotate_half(_even_last("x", x))
+
+
+def _even_last(name: str, x) -> np.ndarray:
+    x = float_array(name, x, min_ndim=1)
     if x.shape[-1] % 2:
-        raise ValueError(f"x's last dimension (head_dim) must be even for RoPE, got {x.shape[-1]}")
+        raise ValueError(f"{name}'s last dimension (head_dim) must be even for RoPE, got {x.shape[-1]}")
+    return x
+
+
+def _rotate_half(x: np.ndarray) -> np.ndarray:
     half = x.shape[-1] // 2
     return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
 
 
 def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """Rotate x (..., N, d) by the (N, d) tables: x cos + rotate_half(x) sin."""
-    return x * cos + rotate_half(x) * sin
+    x, cos, sin = _even_last("x", x), float_array("cos", cos), float_array("sin", sin)
+    return x * cos + _rotate_half(x) * sin

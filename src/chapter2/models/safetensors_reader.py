@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._checks import path as _path
+
 __all__ = ["read_header", "read_safetensors", "load_checkpoint", "DTYPES"]
 
 # safetensors dtype -> numpy dtype of the stored bytes (little-endian)
@@ -53,7 +55,7 @@ def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
 
 def read_header(path) -> tuple[dict, int]:
     """Return (header dict without __metadata__, byte offset where the data buffer starts)."""
-    path = Path(path)
+    path = Path(_path("path", path))
     if not path.is_file():
         raise ValueError(f"path must be a .safetensors file, got {str(path)!r}")
     with open(path, "rb") as f:
@@ -111,7 +113,7 @@ def _read_tensor(f, name: str, info: dict, data_start: int) -> np.ndarray:
 
 def load_checkpoint(folder) -> dict[str, np.ndarray]:
     """Every tensor of a Hugging Face checkpoint folder (single file or sharded with an index)."""
-    folder = Path(folder)
+    folder = Path(_path("folder", folder))
     single = folder / "model.safetensors"
     index = folder / "model.safetensors.index.json"
     if single.is_file():

@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._checks import positive_int
+from .._checks import finite_real, float_array, positive_int
+from .._checks import path as _path
 from ..activations import silu
 from ..attention import attention
 from ..kv_cache import KVCache
@@ -57,6 +58,7 @@ SUPPORTED = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     """x / sqrt(mean(x^2) + eps) * weight over the last axis (Zhang & Sennrich 2019, arXiv:1910.07467)."""
+    x, weight, eps = float_array("x", x), float_array("weight", weight), finite_real("eps", eps, low=0)
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
 
 
@@ -323,7 +325,7 @@ def load_pretrained(folder, *, dtype=np.float32) -> Transformer:
 
     Weights stored as F32, F16 or BF16 are read exactly and cast to `dtype`.
     """
-    folder = Path(folder)
+    folder = Path(_path("folder", folder))
     if not folder.is_dir():
         raise ValueError(f"folder must be a checkpoint directory, got {str(folder)!r}")
     config = ModelConfig.from_json(folder / "config.json", name=folder.name)

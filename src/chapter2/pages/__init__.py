@@ -68,6 +68,8 @@ class Card:
 
 def fact_refs(text: str) -> list[str]:
     """The fact names a piece of page text refers to, in order."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be page text (a str), got {type(text).__name__}")
     return FACT_REF.findall(text)
 
 
@@ -88,7 +90,7 @@ def fact(fn: Callable[[], object]) -> Callable[[], object]:
     are pure functions of the package's code and data).
     """
     if not callable(fn) or not hasattr(fn, "__module__") or not hasattr(fn, "__name__"):
-        raise TypeError(f"@fact decorates a function of no arguments, got {fn!r}")
+        raise TypeError(f"fn must be a function of no arguments (what @fact decorates), got {fn!r}")
     section = fn.__module__.rsplit(".", 1)[-1]
     if section not in SECTIONS:
         raise ValueError(f"@fact {fn.__name__}: module {fn.__module__} is not a section of chapter2.pages {SECTIONS}")

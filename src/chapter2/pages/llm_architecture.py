@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from .. import attention, moe, roofline
+from .._checks import finite_real, positive_int
 from ..format import Bytes, Int, Num, Pct, Table, Text, Times
 from ..models import FAMILIES, ModelConfig, describe_architecture, list_configs, load_config
 from . import Card, Leaf, fact
@@ -45,18 +46,22 @@ def cfg(name: str) -> ModelConfig:
 
 def decimals(x: float, places: int, unit: str = "") -> Num:
     """`x` rounded to `places` decimals (trailing zeros dropped), as a `Num`."""
+    finite_real("x", x), positive_int("places", places, allow_zero=True)
     magnitude = math.floor(math.log10(abs(x))) if x else 0
     return Num(x, max(1, magnitude + 1 + places), unit)
 
 
 def share(fraction: float, places: int = 1) -> Pct:
     """`fraction` as a percentage with `places` decimals (trailing zeros dropped)."""
+    finite_real("fraction", fraction), positive_int("places", places, allow_zero=True)
     pct = 100 * fraction
     magnitude = math.floor(math.log10(abs(pct))) if pct else 0
     return Pct(fraction, max(1, magnitude + 1 + places))
 
 
 def billions(n: int, places: int = 1) -> Num:
+    """`n` in billions, rounded to `places` decimals (as `decimals`)."""
+    finite_real("n", n)
     return decimals(n / 1e9, places)
 
 

@@ -118,6 +118,8 @@ def step_name(name: str) -> str:
     Raises KeyError for a step this table does not know, so that a renamed step in the roofline
     fails the page's tests instead of showing a stale letter.
     """
+    if not isinstance(name, str) or name not in _STEP_WORDS:
+        raise KeyError(f"name must be an attention step ({', '.join(_STEP_WORDS)}), got {name!r}")
     return _STEP_WORDS[name]
 
 
