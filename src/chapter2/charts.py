@@ -711,6 +711,7 @@ LOG_BARS = 100  # bars whose largest value is this many times their smallest are
 
 def bar_text(v: float) -> str:
     """A bar's number, as the pages write numbers (chapter2.format): '295', '3,480', '537 M', '0.000123'."""
+    v = real("v", v)
     return si(v, "", 3) if abs(v) >= 1e6 else sig(v, 3)
 
 
@@ -722,6 +723,7 @@ def render_bars(pairs) -> str:
     the box says "log scale"; else lengths are proportional from zero. Each bar carries its value (data-value,
     9 significant digits) for tests and scripts.
     """
+    pairs = as_list("pairs", pairs, what="a list of [label, value] pairs")
     values = [float(v) for _, v in pairs]
     if any(not math.isfinite(v) or v < 0 for v in values):
         raise ValueError("bars: every value must be a finite number >= 0")

@@ -29,10 +29,10 @@ def _finite_or_text(value: float) -> str | None:
     return None
 
 
-def _real(value: Any) -> float:
-    """`value` (the argument of sig, si, nbytes, number) as a float, or a TypeError that says so."""
+def _real(value: Any, name: str = "value") -> float:
+    """`value` (the argument `name` of sig, si, number, ...) as a float, or a TypeError that says so."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
-        raise TypeError(f"value must be a real number, got {type(value).__name__}: {value!r}")
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}: {value!r}")
     return float(value)
 
 
@@ -82,12 +82,14 @@ def number(value: float, digits: int = 4) -> str:
 def plain(value: float) -> str:
     """A calculator's number: 4 significant digits (`number`), and from 1,000 up the whole number with
     separators, never an exponent: 0.01234 -> "0.01234", 295.34 -> "295.3", 123456.7 -> "123,457"."""
+    value = _real(value)
     return f"{value:,.0f}" if value >= 1000 else number(value, 4)
 
 
 def duration(seconds: float) -> str:
     """A time for people, 3 significant digits in the largest unit that reads well:
     4.6e-5 -> "46 µs", 0.00464 -> "4.64 ms", 1.3 -> "1.3 s", 690 -> "11.5 min", 9720 -> "2.7 h"."""
+    seconds = _real(seconds, "seconds")
     if seconds < 1e-3:
         return f"{seconds * 1e6:.3g} µs"
     if seconds < 1:
