@@ -98,3 +98,10 @@ def path(name: str, value) -> os.PathLike | str:
     if not isinstance(value, str | os.PathLike):
         raise TypeError(f"{name} must be a path (a str or pathlib.Path), got {type(value).__name__} {value!r}")
     return value
+
+
+def function(name: str, value, *, what: str = "a function"):
+    """Return `value` if it can be called, or raise TypeError naming `name`."""
+    if not callable(value):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__} {value!r}")
+    return value

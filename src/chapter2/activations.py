@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ._checks import finite_real, float_array
+from ._checks import finite_real, float_array, function
 
 __all__ = [
     "relu", "relu_slope", "sigmoid", "silu", "silu_slope", "swish", "swish_slope",
@@ -190,6 +190,7 @@ def minimum(fn, slope, lo: float = -3.0, hi: float = 0.0, tol: float = 1e-12) ->
     For SiLU and GELU the slope is negative left of the minimum and positive right of it, on [-3, 0]; a plot on a
     grid (step 0.025) only lands near it. Raises ValueError if the slope does not change sign on [lo, hi].
     """
+    fn, slope = function("fn", fn, what="a function of x"), function("slope", slope, what="a function of x")
     lo, hi = finite_real("lo", lo), finite_real("hi", hi)
     s_lo, s_hi = float(slope(lo)), float(slope(hi))
     if not (s_lo < 0 < s_hi):
