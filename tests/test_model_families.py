@@ -278,3 +278,87 @@ def test_multimodal_totals_with_their_vision_towers():
         # Llama 4 model card (https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E): "109B" total;
         # Gemma 3 27B: 27.4B on its model page (https://huggingface.co/google/gemma-3-27b-it)
         assert round(everything / unit) == round(published / unit)
+
+
+# -----------------------------------------------------------------------------
+# FLOPs: the small variants' decode step and prefill under torch's FlopCounterMode (eager attention and experts,
+# so that every multiply is an aten op the counter sees; the router picks k experts from real values)
+
+
+def _eager_model(raw: dict):
+    torch.manual_seed(0)
+    return transformers.AutoModelForCausalLM.from_config(_hf_config(raw), attn_implementation="eager",
+                                                         experts_implementation="eager").eval()
+
+
+def _counted(fn) -> int:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops()
+
+
+def _implementation_extra(config: ModelConfig, context: int) -> int:
+    """FLOPs transformers' eager decode step multiplies beyond the convention of `flops_per_token` (or short of it).
+
+    Each term is a choice of its code, not of the model: MLA re-expands every cached latent with kv_b_proj at each
+    step; Llama 4's experts run on every token, the unrouted ones weighted by 0; a chunked layer multiplies the keys
+    of its cache that the chunk mask then hides; a recurrent layer's causal conv computes two outputs and keeps one
+    (the cache holds conv_kernel inputs, the new one makes kernel + 1); the recurrent state's decay and update (and,
+    for DeltaNet, its reads) are elementwise products the counter does not see, only Mamba-2's C h readout (a bmm).
+    """
+    extra = 0
+    if config.uses_mla:
+        kv_b = config.kv_lora_rank * config.num_attention_heads * (config.qk_nope_head_dim + config.v_head_dim)
+        extra += len(config.attention_layers) * 2 * kv_b * (context - 1)
+    if config.family_label == "Llama 4":
+        extra += len(config.moe_layers) * (config.num_experts - config.num_experts_per_tok) * 2 * 3 * \
+            config.hidden_size * config.moe_intermediate_size
+    per_key = config.attention_flops_per_key("expanded")
+    for i in config.attention_layers:
+        if config.kinds[i] == "chunked_attention":
+            extra += per_key * (min(context, config.attention_chunk_size) - config.attended_keys(i, context))
+    for i in config.state_layers:
+        conv, state = config.state_elements(i)
+        extra += 2 * conv  # conv_kernel taps per channel, a second output
+        extra -= state * (3 if config.kinds[i] == "mamba2" else 7)
+    return extra
+
+
+@pytest.mark.parametrize("model_type", list(VARIANTS))
+def test_small_variant_decode_flops_match_the_flop_counter(model_type):
+    """One decoded token after context - 1 prefilled: the counter's FLOPs are `flops_per_token(context)`, with
+    the MoE layers counting the k routed experts, up to `_implementation_extra` (each term named there)."""
+    fam = next(f for f in FAMILIES if f.model_type == model_type)
+    raw = {"architectures": [fam.classes[0]], "model_type": model_type, **TINY, **VARIANTS[model_type]}
+    if model_type.startswith("deepseek"):
+        del raw["head_dim"]
+    config = ModelConfig.from_hf(raw)
+    model = _eager_model(raw)
+    for context in (6, 10):
+        with torch.no_grad():
+            cache = model(torch.arange(2, context + 1)[None], use_cache=True).past_key_values
+        counted = _counted(lambda cache=cache: model(torch.tensor([[5]]), past_key_values=cache, use_cache=True))
+        assert counted == config.flops_per_token(context, mla="expanded") + _implementation_extra(config, context)
+
+
+@pytest.mark.parametrize("model_type", [t for t in VARIANTS if t not in ("nemotron_h", "qwen3_next")])
+def test_small_variant_prefill_flops_match_the_flop_counter(model_type):
+    """A prefill of P tokens in one forward: `prefill_flops(P)` plus what eager attention multiplies and then masks
+    (every layer scores all P x P pairs; the convention counts the causal, windowed or chunked pairs)."""
+    fam = next(f for f in FAMILIES if f.model_type == model_type)
+    raw = {"architectures": [fam.classes[0]], "model_type": model_type, **TINY, **VARIANTS[model_type]}
+    if model_type.startswith("deepseek"):
+        del raw["head_dim"]
+    config = ModelConfig.from_hf(raw)
+    model = _eager_model(raw)
+    P = 9
+    counted = _counted(lambda: model(torch.arange(2, P + 2)[None], use_cache=False))
+    per_key = config.attention_flops_per_key("expanded")
+    masked = sum(per_key * P * P for _ in config.attention_layers) - config.prefill_attention_flops(P, "expanded")
+    extra = 0
+    if config.family_label == "Llama 4":  # every expert on every token (see _implementation_extra)
+        extra = P * len(config.moe_layers) * (config.num_experts - config.num_experts_per_tok) * 2 * 3 * \
+            config.hidden_size * config.moe_intermediate_size
+    assert counted == config.prefill_flops(P, mla="expanded") + masked + extra
