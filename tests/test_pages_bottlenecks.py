@@ -385,3 +385,45 @@ def test_every_pass_is_far_above_the_ridge():
     lowest = min(denoiser(*row[1:])[3] for row in DENOISERS)
     assert bn.denoiser_min_intensity_over_ridge().value == pytest.approx(lowest / (989.4 / 3.35))
     assert str(bn.denoiser_min_intensity_over_ridge()) == "14"
+
+
+# ------------------------------------------------------------------ bounds meet measurements
+
+MEASURED = json.loads((DATA / "measurements.json").read_text())["measurements"]
+DOC = (Path(__file__).resolve().parents[1] / "docs" / "bottlenecks.md").read_text()
+
+
+def test_measurements_table_holds_every_row_beside_its_bound():
+    table = bn.measurements_table()
+    assert bn.measurement_count().value == len(MEASURED) == len(table.rows) >= 20
+    for row, raw in zip(table.rows, MEASURED, strict=True):
+        assert row[0].value == raw["model"] and row[4].value == raw["value"]
+        assert row[6].value == pytest.approx(raw["value"] / row[5].value)
+        assert raw["url"] in row[8].value and (row[7].value == (raw["trick"] or ""))
+    text = str(table)
+    # gpt-fast's Llama 2 7B in BF16: 104.9 tokens/s against about 2.039 TB/s / 13.2 GB per token
+    assert ("| Llama-2-7B | A100-SXM, BF16/BF16/BF16, batch 1, 5 in, 200 out | gpt-fast (torch.compile) | tokens/s "
+            "| 104.9 | 154 | 0.68 |") in text
+    assert "{{ fact: bottlenecks.measurements_table }}" in DOC and "<!-- figure: measured_vs_bound -->" in DOC
+
+
+def test_the_ratios_the_prose_quotes():
+    h, L, ff, V = 4096, 32, 11008, 32000  # Llama 2 7B, config.json
+    per_token = 2.039e12 / (2 * (L * (4 * h * h + 3 * h * ff + 2 * h) + h + V * h))
+    assert bn.gpt_fast_7b_ratio().value == pytest.approx(104.9 / per_token, rel=0.01)
+    assert str(bn.gpt_fast_7b_ratio()) == "0.68"
+    # eight GPUs give eight times the bandwidth; gpt-fast measured 328.43 tokens/s
+    assert bn.gpt_fast_7b_tp8_ratio().value == pytest.approx(328.43 / (8 * per_token), rel=0.01)
+    assert str(bn.gpt_fast_7b_tp8_ratio()) == "0.27"
+    assert bn.flashmla_bandwidth_ratio().value == pytest.approx(3000 / 3350) and str(bn.flashmla_bandwidth_ratio()) == "0.9"
+    # Llama 3.1 405B (126 layers, hidden 16,384, MLP 53,248, 8 KV heads of 128, vocab 128,256) in FP8 on eight
+    # H200s (4.8 TB/s each): about 1 byte per weight read per token
+    h, L, ff, V, kv = 16384, 126, 53248, 128256, 8 * 128
+    read = L * (2 * h * h + 2 * h * kv + 3 * h * ff + 2 * h) + h + V * h
+    assert bn.medusa_405b_ratio().value == pytest.approx(108 / (8 * 4.8e12 / read), rel=0.01)
+    assert str(bn.medusa_405b_ratio()) == "1.14"
+    low, high = str(bn.serving_ratio_range()).split(" to ")
+    assert float(low) < float(high) < 1
+    for name in ("measurement_count", "gpt_fast_7b_ratio", "gpt_fast_7b_tp8_ratio", "flashmla_bandwidth_ratio",
+                 "serving_ratio_range", "medusa_405b_ratio"):
+        assert f"bottlenecks.{name} }}}}" in DOC, name

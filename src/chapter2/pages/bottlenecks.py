@@ -13,7 +13,9 @@ and output hidden states, and the output) read or written once per pass.
 
 from __future__ import annotations
 
-from .. import diffusion, hardware, roofline
+from urllib.parse import urlsplit
+
+from .. import diffusion, hardware, measurements, roofline
 from .._checks import DTYPE_BYTES
 from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
 from ..models import load_config
@@ -506,6 +508,76 @@ def denoiser_min_intensity_over_ridge() -> Num:
     """The lowest denoiser-pass intensity of the table over the H100's BF16 ops:byte (two significant digits)."""
     lowest = min(diffusion.denoiser_pass(n).intensity for n in IMAGE_MODELS)
     return Num(lowest / _gpu().ops_per_byte("bf16"), 2)
+
+
+# ------------------------------------------------------------------ bounds meet measurements
+
+
+def _setup(m: measurements.Measurement) -> str:
+    """A measurement's setup in a few words: GPUs, formats (weights/math/KV), batch or lengths."""
+    gpus = f"{m.n_gpus} × {m.gpu}" if m.n_gpus > 1 else m.gpu
+    formats = f"{m.weight_dtype}/{m.dtype}/{m.kv_dtype}".upper()
+    shape = []
+    if m.batch:
+        shape.append(f"batch {m.batch}")
+    if m.input_tokens and m.output_tokens:
+        shape.append(f"{m.input_tokens:,} in, {m.output_tokens:,} out")
+    return ", ".join([gpus, formats, *shape])
+
+
+@fact
+def measurement_count() -> Int:
+    """Published measurements on the page (data/measurements.json)."""
+    return Int(len(measurements.compare()))
+
+
+@fact
+def measurements_table() -> Table:
+    """Every published measurement beside its roofline bound (`chapter2.measurements.compare`): the model, the
+    setup (GPUs; weight/math/KV formats; batch or input/output lengths), the engine, what was measured, the bound in
+    the same unit, measured / bound, what the bound leaves out (if the row beats it), and the source."""
+    rows = []
+    for c in measurements.compare():
+        m = c.measurement
+        rows.append((Text(m.model), Text(_setup(m)), Text(m.engine), Text(m.unit), _datasheet(m.value), Num(c.bound),
+                     Num(c.ratio, 2), Text(m.trick or ""), Text(f"[{urlsplit(m.url).netloc}]({m.url}), {m.date}")))
+    return Table(("Model", "Setup (GPUs, weights/math/KV, shape)", "Engine", "Unit", "Measured", "Bound",
+                  "Measured ÷ bound", "Not in the bound", "Source"), tuple(rows), align="lllrrrrll")
+
+
+def _ratio(row_id: str) -> float:
+    return next(c.ratio for c in measurements.compare() if c.measurement.id == row_id)
+
+
+@fact
+def gpt_fast_7b_ratio() -> Num:
+    """gpt-fast decoding Llama 2 7B (BF16, batch 1) on one A100: measured tokens/s over the roofline's."""
+    return Num(_ratio("gpt-fast-7b-bf16"), 2)
+
+
+@fact
+def gpt_fast_7b_tp8_ratio() -> Num:
+    """The same model split over eight A100s (tensor parallel): measured over the bound, which ignores communication."""
+    return Num(_ratio("gpt-fast-7b-tp8"), 2)
+
+
+@fact
+def flashmla_bandwidth_ratio() -> Num:
+    """FlashMLA's 3000 GB/s over the H800's 3.35 TB/s: a decode-attention kernel near the memory roof."""
+    return Num(_ratio("flashmla-memory-bound"), 2)
+
+
+@fact
+def serving_ratio_range() -> Text:
+    """The lowest and highest measured / bound among the engines' serving-throughput rows (output_tokens_per_s)."""
+    ratios = [c.ratio for c in measurements.compare() if c.measurement.metric == "output_tokens_per_s"]
+    return Text(f"{Num(min(ratios), 2)} to {Num(max(ratios), 2)}")
+
+
+@fact
+def medusa_405b_ratio() -> Num:
+    """Medusa-decoded Llama 3.1 405B on eight H200s: measured over the batch-1 bound without speculation (above 1)."""
+    return Num(_ratio("medusa-405b-h200"), 3)
 
 
 LEAVES = (
