@@ -100,6 +100,8 @@ def load() -> tuple[Measurement, ...]:
 @cache
 def model(name: str) -> ModelConfig:
     """The model a measurement names: a shipped config, or the config.json fields the data file copies."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a model name from measurements.json, got {name!r}")
     entry = _raw()["models"].get(name)
     if entry is None:
         raise ValueError(f"measurements.json has no model {name!r}; known: {', '.join(_raw()['models'])}")
@@ -110,6 +112,8 @@ def model(name: str) -> ModelConfig:
 
 def bound(m: Measurement) -> float:
     """The roofline's best case for `m`'s setup, in `m.unit` (see the module docstring)."""
+    if not isinstance(m, Measurement):
+        raise TypeError(f"m must be a chapter2.measurements.Measurement (from load()), got {type(m).__name__}")
     gpu = get_gpu(m.gpu)
     if m.metric == "kernel_tflops":
         return gpu.peak_flops(m.dtype) / 1e12
