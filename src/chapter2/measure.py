@@ -7,9 +7,13 @@ is the device's ops:byte ratio, which the "device_roofline" calculator puts on
 the same chart as the catalog GPUs.
 
 In the browser this runs in Pyodide: numpy compiled to WebAssembly, one thread,
-no BLAS library, so the matmul rate is far below what the CPU does with native
+no optimized BLAS, so the matmul rate is far below what the CPU does with native
 numpy; that is what Python in this page can do, and what the chart shows. In
-CPython it measures numpy as installed.
+CPython it measures numpy as installed (its BLAS, all its threads):
+
+    python -m chapter2.measure            # from the installed wheel
+
+prints the two numbers to paste into the calculator's two fields.
 
 `measure(budget_s)` stays within about `budget_s` seconds of timing (plus the
 array set-up): it sizes the matrix and the copy to the budget, repeats each while
@@ -25,7 +29,7 @@ import numpy as np
 
 from ._checks import finite_real
 
-__all__ = ["DeviceRates", "measure", "measure_fields"]
+__all__ = ["DeviceRates", "measure", "measure_fields", "main"]
 
 MAX_N = 1024  # largest matrix side tried
 COPY_BYTES = (32 << 20, 1 << 20)  # largest and smallest array copied (bytes per array)
@@ -99,3 +103,26 @@ def measure_fields(budget_s: float = 0.4) -> dict:
     """The measurement as the device_roofline calculator's fields: GFLOP/s and GB/s, 4 significant digits."""
     r = measure(budget_s)
     return {"matmul_gflops": float(f"{r.matmul_flops / 1e9:.4g}"), "copy_gb_s": float(f"{r.copy_bytes_per_s / 1e9:.4g}")}
+
+
+def main(argv=None) -> int:
+    """`python -m chapter2.measure [seconds]`: measure natively and print the calculator's two fields."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    if len(args) > 1:
+        raise SystemExit("usage: python -m chapter2.measure [seconds of timing, default 2]")
+    try:
+        budget_s = float(args[0]) if args else 2.0
+    except ValueError:
+        raise SystemExit(f"seconds must be a number, got {args[0]!r}") from None
+    fields = measure_fields(budget_s)
+    print(f"numpy {np.__version__}, native (its own BLAS and threads), about {budget_s:g} s of timing")
+    print(f"numpy matmul rate (GFLOP/s): {fields['matmul_gflops']:g}")
+    print(f"memory copy rate (GB/s):     {fields['copy_gb_s']:g}")
+    print("Paste the two numbers into 'Your device on the roofline' (section 2.4).")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

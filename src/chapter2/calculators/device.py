@@ -27,9 +27,10 @@ CHART = charts.ChartSpec("arithmetic intensity (operations per byte)", "attainab
     title="Your device on the roofline",
     fields=[
         Field("matmul_gflops", "This device: numpy matmul rate (GFLOP/s)", 0, min=0, max=1e7,
-              help="0 = not measured; press the button, or type a rate"),
+              help="0 = not measured; the button measures numpy in WebAssembly (one thread, no optimized BLAS); "
+                   "for native numbers run python -m chapter2.measure and paste them"),
         Field("copy_gb_s", "This device: memory copy rate (GB/s)", 0, min=0, max=1e5,
-              help="bytes read + written per second"),
+              help="bytes read + written per second (in the browser: WebAssembly, one thread)"),
         Field("dtype", "GPUs' data type", "fp16", kind="select", options=TENSOR_DTYPES),
     ],
     outputs=[
@@ -48,7 +49,9 @@ def device_roofline_calc(matmul_gflops, copy_gb_s, dtype):
     ref = hardware.get_gpu(REFERENCE)
     if measured:
         ratio = flops / bandwidth
-        device = f"{si(flops, 'FLOP/s')} (numpy float32 matmul), {si(bandwidth, 'B/s')} (array copy)"
+        device = (f"{si(flops, 'FLOP/s')} (numpy float32 matmul), {si(bandwidth, 'B/s')} (array copy); measured "
+                  f"in the browser these are numpy in WebAssembly (one thread, no optimized BLAS), far below "
+                  f"native: python -m chapter2.measure prints the native two")
         ratio_text = (f"{number(ratio, 4)} operations per byte = {sig(matmul_gflops, 4)} GFLOP/s / "
                       f"{sig(copy_gb_s, 4)} GB/s: a kernel needs about {sig(ratio, 2)} operations per byte "
                       f"it moves to keep this device's arithmetic busy")
