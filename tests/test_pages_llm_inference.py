@@ -432,3 +432,9 @@ def test_new_facts_of_the_reference_layer_are_on_the_page():
     for name in ("h100_memory_gib", "h100_memory_gb_decimal", "vllm_gpu_memory_utilization", "vllm_memory_held_back",
                  "mistral_7b_config_context", "mistral_7b_trained_context"):
         assert f"{{{{ fact: llm_inference.{name} }}}}" in PAGE, name
+
+
+def test_the_sampling_card_says_whose_convention_t0_is():
+    card = " ".join(next(c for c in li.CARDS if c.id == "llm-sampling-order").answer.split())
+    assert "Temperature 0 is greedy decoding:" not in card
+    assert "OpenAI API and vLLM" in card and "`do_sample=False`" in card

@@ -462,5 +462,6 @@ CARDS = (
     Card("llm-sampling-order", "sampling",
          "In which order are logit bias, temperature, top_k and top_p applied, and what is temperature 0?",
          """Logit bias, then temperature, then top_k, then top_p (the order of Hugging Face `generate`).
-         Temperature 0 is greedy decoding: always the single likeliest token."""),
+         Greedy decoding, always the single likeliest token, is temperature 0 in the OpenAI API and vLLM; Hugging
+         Face `generate` refuses temperature 0 and asks for `do_sample=False`."""),
 )
