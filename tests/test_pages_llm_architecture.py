@@ -364,3 +364,23 @@ def test_moe_text_uses_e_tok_for_experts_per_token():
     section = FLAT[FLAT.index("## 2.2.4 Mixture of experts"):FLAT.index("## Things to remember")]
     assert "\\(k\\)" not in section and "\\(k =" not in section
     assert "\\(E_\\text{tok}\\)" in section
+
+
+def test_every_calculator_that_takes_one_llm_and_one_gpu_opens_on_the_running_example():
+    """Issue 24: one running example, Llama 3.1 8B on an H100, wherever a single LLM serves (the config reader
+    opened on gpt-oss-120b). The mixture-of-experts calculator needs an MoE and opens on its own numbers."""
+    import chapter2.calculators  # noqa: F401 - registers every calculator
+    from chapter2.calculators._models import MODEL_OPTIONS
+    from chapter2.calculators._registry import REGISTRY
+
+    llm_names = {name for name, _ in MODEL_OPTIONS}
+    checked = []
+    for name, calc in REGISTRY.items():
+        for field in calc.fields:
+            options = {o[0] for o in (field.options or ())}
+            if field.name == "model" and options and options <= llm_names:
+                assert field.default == "Llama-3.1-8B", (name, field.default)
+                checked.append(name)
+            if field.name == "gpu":
+                assert field.default == "H100-SXM", (name, field.default)
+    assert {"model_config", "kv_cache", "request_timeline"} <= set(checked)
