@@ -15,8 +15,8 @@
 #
 # Section 2.4.2 of the chapter works out the arithmetic intensity of standard
 # attention for one head, with sequence length `N = 4096` and head dimension
-# `d = 128` in FP16, and finds it far below what an H100 needs to keep its
-# tensor cores busy. This notebook redoes that count one memory access and
+# `d = 128` in [FP16](../../glossary/#fp16), and finds it far below what an
+# H100 needs to keep its [tensor cores](../../glossary/#tensor-core) busy. This notebook redoes that count one memory access and
 # one operation at a time, checks it against
 # `chapter2.roofline.attention_intensity`, and then runs the same three steps
 # in numpy at a smaller size, measuring the bytes of every array each step
@@ -39,7 +39,8 @@ print(f"N = {N}, d = {d}, {BYTES} bytes per element")
 # ## Each step: what it reads, what it writes, what it computes
 #
 # Without a fused kernel, each stage of attention is a separate kernel that
-# reads its inputs from device memory (HBM) and writes its output back.
+# reads its inputs from device memory ([HBM](../../glossary/#hbm)) and writes
+# its output back.
 #
 # 1. `S = Q Kᵀ` reads `Q` and `K` (`N × d` each), writes the `N × N` score
 #    matrix `S`, and does a multiply and an add for each of the `d` terms of
@@ -94,7 +95,7 @@ print(f"library               = {cost.intensity:.2f}")
 # %% [markdown]
 # ## Against the hardware
 #
-# The H100's ops:byte ratio is its dense FP16 peak divided by its memory
+# The H100's ops:byte ratio is its [dense](../../glossary/#dense) FP16 peak divided by its memory
 # bandwidth, both from the package's sourced GPU catalog
 # (`src/chapter2/data/gpus.json`). Below that ratio a kernel waits on memory.
 

@@ -27,7 +27,8 @@
 # holds on a fast machine and a slow one alike. To get your own numbers,
 # download the notebook with the links above and run it where the `chapter2`
 # package of this site's repository is installed (`pip install -e .` in a
-# clone); it needs only numpy.
+# clone); it needs only numpy. Terms such as KV cache or FLOP/s are defined in
+# the [glossary](../../glossary/).
 
 # %%
 import datetime
