@@ -9,6 +9,8 @@ each with the setup it was measured in. `compare()` puts each beside its bound:
   output tokens / `roofline.request_timeline` total time (prefill included);
 - output_tokens_per_s: a server's output throughput: `roofline.serving_throughput`
   at the largest concurrency that fits (the engines ran flat out);
+- input_tokens_per_s: a server's prefill throughput: the compute roof over the
+  FLOPs per prompt token (`roofline.prefill`, at the row's prompt length or 1);
 - kernel_tflops, kernel_bandwidth: one kernel: the GPU's dense peak in the
   row's math dtype, or its memory bandwidth.
 
@@ -31,7 +33,7 @@ from .models import ModelConfig, load_config
 
 __all__ = ["METRICS", "TRICKS", "Measurement", "Comparison", "load", "model", "bound", "compare"]
 
-METRICS = ("tokens_per_s_per_sequence", "output_tokens_per_s", "kernel_tflops", "kernel_bandwidth")
+METRICS = ("tokens_per_s_per_sequence", "output_tokens_per_s", "input_tokens_per_s", "kernel_tflops", "kernel_bandwidth")
 TRICKS = ("speculative decoding", "prefix caching")
 """What a row may name as left out of the bound; only such a row may beat it."""
 
@@ -126,6 +128,9 @@ def bound(m: Measurement) -> float:
         out = m.output_tokens or 2
         timeline = roofline.request_timeline(model(m.model), prompt, out, batch=m.batch or 1, **setup)
         return out / timeline.total_time
+    if m.metric == "input_tokens_per_s":
+        pre = roofline.prefill(model(m.model), m.input_tokens or 1, **setup)
+        return pre.tokens / pre.compute_time
     serving = roofline.serving_throughput(model(m.model), m.input_tokens, m.output_tokens,
                                           concurrency=m.concurrency, **setup)
     return serving.output_tokens_per_s
