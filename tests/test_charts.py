@@ -313,7 +313,8 @@ def test_a_slider_over_named_positions_shows_the_position_s_name():
 
     html = directives.render_calculator("roofline_play")
     assert 'aria-valuetext="1,024"' in html and "data-labels=" in html
-    assert re.search(r'data-field-value="context" data-labels="[^"]*">1,024</output>', html)
+    assert re.search(r'name="context" type="range" value="10" [^>]*data-labels="[^"]*">'
+                     r'<output for="c2-roofline_play-context" data-field-value="context">1,024</output>', html)
 
 
 def test_bands_and_notes_are_checked_and_drawn():

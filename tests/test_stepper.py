@@ -241,7 +241,7 @@ def test_calculator_outputs_equal_the_library(checkpoint, loaded, monkeypatch):
         steps = stepper.step_through(model, tok, raw["prompt"], int(raw["n_steps"]),
                                      temperature=float(raw["temperature"]), seed=0)
         assert out["text"] == stepper.generated_text(tok, steps)
-        assert out["steps"].splitlines() == [stepper.format_step(s) for s in steps]
+        assert out["step"] == stepper.format_step(steps[-1])  # one line: this pass, not a log of all of them
         n = steps[-1].cache_length
         assert out["cache"] == (f"{n} tokens x {BYTES_PER_TOKEN:,} B/token = {nbytes(n * BYTES_PER_TOKEN)} "
                                 f"(float64 here; {nbytes(n * BF16_PER_TOKEN)} in bf16, as served)")
@@ -314,8 +314,8 @@ def test_shipped_model_greedy_tokens_and_top5_match_transformers(shipped_hf, pro
 
 
 def _expected_calculator_lines(steps, n_steps):
-    """The table the calculator should show: one format_step line per pass, plus a last line if it stopped early."""
-    lines = [stepper.format_step(s) for s in steps]
+    """The line the calculator should show: the last pass's format_step line, plus a second if it stopped early."""
+    lines = [stepper.format_step(steps[-1])]
     if len(steps) < n_steps + 1:
         lines.append(f"stopped: the model chose '<|endoftext|>' (end of text) after {len(steps) - 1} decode steps")
     return lines
@@ -328,7 +328,8 @@ def test_calculator_defaults_equal_the_library_on_the_shipped_model():
     defaults = {f.name: f.default for f in calc.fields}
     steps = stepper.step_through(model, tok, defaults["prompt"], defaults["n_steps"],
                                  temperature=defaults["temperature"], stop_ids=[tok.special_tokens["<|endoftext|>"]])
-    assert out["steps"].splitlines() == _expected_calculator_lines(steps, defaults["n_steps"])
+    assert defaults["n_steps"] == 0 and steps[-1].index == 0  # it opens at the prefill, the first step
+    assert out["step"].splitlines() == _expected_calculator_lines(steps, defaults["n_steps"])
     assert out["text"] == stepper.generated_text(tok, steps)
     n = steps[-1].cache_length
     assert n == len(tok.encode(defaults["prompt"])) + len(steps) - 1
@@ -349,10 +350,10 @@ def test_calculator_stops_at_end_of_text():
     for prompt in ENDINGS:
         out = _registry.compute("prefill_decode", {"prompt": prompt, "n_steps": "24"})
         steps = stepper.step_through(model, tok, prompt, 24, stop_ids=[eos])
-        assert out["steps"].splitlines() == _expected_calculator_lines(steps, 24)
+        assert out["step"].splitlines() == _expected_calculator_lines(steps, 24)
         if steps[-1].token == eos:
             stopped += 1
-            assert len(steps) < 25 and out["steps"].splitlines()[-1].startswith("stopped: ")
+            assert len(steps) < 25 and out["step"].splitlines()[-1].startswith("stopped: ")
             assert out["text"].endswith("<|endoftext|>")
     assert stopped, f"none of {ENDINGS} made the shipped model end its text within 24 steps"
 

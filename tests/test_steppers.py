@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -310,14 +311,16 @@ def test_request_timeline_calculator_shows_the_roofline_timeline():
     assert (point["x"], point["y"]) == (charts._r(tl.token_times[99]), charts._r(tl.kv_bytes[99] / 1e9))
     prefill, decode, now = chart["lanes"]
     assert prefill["edges"] == [0.0, charts._r(tl.ttft)]
-    assert len(decode["edges"]) == 256 and decode["edges"][-1] == charts._r(tl.total_time)  # one block per token
+    # 255 decode steps in runs of 4 (at most charts.MAX_BLOCKS = 64 blocks): edges at tokens 1, 5, ..., 253, then the end
+    assert len(decode["edges"]) == 65 and decode["edges"][-1] == charts._r(tl.total_time)
+    assert decode["edges"][:2] == [charts._r(tl.token_times[0]), charts._r(tl.token_times[4])]
     assert now["edges"] == [charts._r(tl.token_times[98]), charts._r(tl.token_times[99])]
     assert chart["series"][0]["x"][0] == 0 and chart["series"][0]["y"][-1] == charts._r(tl.kv_bytes[-1] / 1e9)
     clamped = calculators.compute("request_timeline", {**raw, "output_tokens": "50", "token": "300"})
     assert clamped["now"].startswith("token 50 of 50")  # a step past the output is its last token
     long = calculators.compute("request_timeline", {**raw, "output_tokens": "2048"})["chart"]
     assert len(long["lanes"][1]["edges"]) <= charts.MAX_BLOCKS + 1
-    assert "one block per 8 output tokens" in long["lanes"][1]["label"]
+    assert "one block per 32 output tokens" in long["lanes"][1]["label"]  # 2,047 steps in 64 runs
     with pytest.raises(FieldError, match=r"1.34 TB, more than one H100-SXM holds \(80 GB\)") as err:
         calculators.compute("request_timeline", {"model": "DeepSeek-V3"})
     assert err.value.field == "gpu"
@@ -360,7 +363,7 @@ def test_step_fields_are_checked_when_registered():
             _registry._check_steppers("bad", [ok[0], bad])
 
 
-def test_the_build_renders_back_and_forward_beside_the_step_slider():
+def test_the_build_renders_back_and_forward_under_the_step_slider():
     hooks = str(ROOT / "docs" / "hooks")
     if hooks not in sys.path:
         sys.path.insert(0, hooks)
@@ -372,7 +375,7 @@ def test_the_build_renders_back_and_forward_beside_the_step_slider():
         assert f'role="group" aria-labelledby="{fid}-label"' in html
         assert f'data-step="-1" aria-controls="{fid}"' in html and f'data-step="1" aria-controls="{fid}"' in html
         assert f'<input id="{fid}" name="{field}" type="range"' in html and f'max="{top}"' in html
-        assert ">Back</button>" in html and ">Forward<" in html
+        assert "</span> Back</button>" in html and ">Forward <" in html
     assert 'data-max-from="output_tokens"' in directives.render_calculator("request_timeline")
     js = (ROOT / "docs" / "assets" / "chapter2" / "charts.js").read_text()
     assert "setupStepper" in js and "data-max-from" in js.replace("dataset.maxFrom", "data-max-from")
@@ -389,7 +392,8 @@ def test_grid_renders_cells_marks_and_a_text_alternative():
     html = charts.render(spec, data, uid="g", title="A grid")
     root = _parse(html)
     svg = root.find(f"{SVG}svg")
-    assert len(svg.findall(f".//{SVG}g/{SVG}rect")) == 3  # the three filled cells
+    rects = svg.findall(f".//{SVG}g/{SVG}rect")  # three filled cells: column 0 of both rows is one rectangle
+    assert len(rects) == 2 and float(rects[0].get("height")) == 2 * charts.CELL_H - 1
     assert 'fill-opacity="0.5"' in html and svg.find(f".//{SVG}circle").get("class") == "c2-chart__pt"
     desc = svg.find(f"{SVG}desc").text
     assert "2 rows (layer: a, b) by 3 columns (position: 'x', 'y', 'z')" in desc
@@ -440,3 +444,62 @@ def test_every_range_field_is_a_slider_with_its_readout():
         assert f'<input id="{fid}" name="{field.name}" type="range"' in html, (name, field.name)
         assert f'<output for="{fid}" data-field-value="{field.name}">' in html, (name, field.name)
         assert f'id="{fid}" name="{field.name}" type="text"' not in html, (name, field.name)
+
+
+# ------------------------------------------------------------------ prebuilt steps: instant, before and without Python
+
+
+def _frames(name):
+    hooks = str(ROOT / "docs" / "hooks")
+    if hooks not in sys.path:
+        sys.path.insert(0, hooks)
+    import directives
+
+    block = directives.stepper_frames(calculators.get(name))
+    text = re.fullmatch(r'<script type="application/json" data-calc-frames>(.*)</script>\n', block, re.S).group(1)
+    assert "</" not in text and "<!--" not in text  # nothing in the data can end the block early
+    return directives, json.loads(text)
+
+
+@pytest.mark.parametrize("name, field, first, shipped", [("prefill_decode", "n_steps", 0, range(0, 25)),
+                                                         ("flash_stepper", "tiles", 0, range(0, 5)),
+                                                         ("request_timeline", "token", 1, range(1, 257, 10))])
+def test_every_prebuilt_step_is_what_python_computes_for_it(name, field, first, shipped):
+    directives, payload = _frames(name)
+    calc = calculators.get(name)
+    assert calc.defaults()[field] == str(first)  # the stepper opens at its first step
+    assert payload["field"] == field and payload["inputs"] == {k: v for k, v in calc.defaults().items() if k != field}
+    assert sorted(map(int, payload["frames"])) == list(shipped)
+    base = json.loads(calculators.compute_json(name, "{}"))["outputs"]
+    for step, frame in payload["frames"].items():
+        want = json.loads(calculators.compute_json(name, json.dumps({field: step})))["outputs"]
+        assert frame == {k: v for k, v in want.items() if k in frame}, (name, step)
+        assert {k: v for k, v in want.items() if k not in frame} == {k: v for k, v in base.items() if k not in frame}
+    html = directives.render_calculator(name)
+    fid = f"c2-{name}-{field}"
+    assert f'data-step="-1" aria-controls="{fid}" aria-disabled="true"' in html  # Back: nothing before step 0
+    assert f'data-step="1" aria-controls="{fid}" aria-disabled="false"' in html
+    assert len(html) < 300_000
+
+
+def test_a_long_stepper_has_ten_step_buttons_and_a_short_one_not():
+    _, _ = _frames("flash_stepper")
+    import directives
+
+    timeline, flash = directives.render_calculator("request_timeline"), directives.render_calculator("flash_stepper")
+    assert 'data-step="-10"' in timeline and 'data-step="10"' in timeline
+    assert 'data-step="10"' not in flash and 'data-step="1"' in flash
+    js = (ROOT / "docs" / "assets" / "chapter2" / "runtime-core.js").read_text()
+    assert "data-calc-frames" in js and "frameFor" in js
+
+
+def test_the_kv_grid_writes_this_pass_s_tokens_level_and_readable():
+    out = calculators.compute("prefill_decode", {"n_steps": "3"})
+    svg = _parse(calculators.render_chart("prefill_decode", calculators.get("prefill_decode").outputs[-1],
+                                          out["grid"])).find(f"{SVG}svg")
+    texts = [t for t in svg.iter(f"{SVG}text")]
+    assert not any("rotate" in (t.get("transform") or "") and t.text in out["grid"]["cols"] for t in texts)
+    bold = [t.text for t in texts if t.get("font-weight") == "600"]
+    m = out["grid"]["marks"][0]
+    assert bold == ["".join(out["grid"]["cols"][m["col0"]:m["col1"]])]  # the token this pass wrote, one column
+    assert int(svg.get("font-size")) * 310 / charts.W >= 11  # at least 11 px on a 375 px phone (a 310 px column)

@@ -18,6 +18,7 @@ import contextlib
 import html
 import io
 import json
+import math
 import re
 import runpy
 import tomllib
@@ -132,7 +133,7 @@ def render_calculator(name: str) -> str:
 {chart_list}{results}</div>
 <p class="c2-calc__status" data-calc-status>Results for the default inputs, computed when this site was built.
 Change an input to recompute in your browser.</p>
-</div>
+{stepper_frames(calc)}</div>
 """
 
 
@@ -182,21 +183,75 @@ def _field_html(calc: str, field) -> str:
                 shown = names[int(field.default)]
                 labels = f' data-labels="{e(json.dumps(names, ensure_ascii=False))}"'
                 attrs.append(f'aria-valuetext="{e(shown)}"')
-            control = (f'<input id="{fid}" name="{e(field.name)}" type="range" value="{field.default}" {" ".join(attrs)}>'
-                       f'<output for="{fid}" data-field-value="{e(field.name)}"{labels}>{e(str(shown))}</output>')
-            if field.stepper:  # Back / Forward beside the slider (charts.js); the slider steps with the arrow keys
-                control = (f'<button type="button" class="md-button c2-step" data-step="-1" aria-controls="{fid}">'
-                           f'<span aria-hidden="true">◀ </span>Back</button>{control}'
-                           f'<button type="button" class="md-button c2-step" data-step="1" aria-controls="{fid}">'
-                           f'Forward<span aria-hidden="true"> ▶</span></button>')
-                return (f'<div class="c2-calc__field c2-calc__field--range c2-calc__field--stepper" role="group" '
-                        f'aria-labelledby="{fid}-label"><label id="{fid}-label" for="{fid}">{e(field.label)}</label>'
-                        f'{control}{hint}</div>')
+            control = (f'<input id="{fid}" name="{e(field.name)}" type="range" value="{field.default}" {" ".join(attrs)}{labels}>'
+                       f'<output for="{fid}" data-field-value="{e(field.name)}">{e(str(shown))}</output>')
+            if field.stepper:  # the slider on a row of its own, Back / Forward (and ±10 on a long one) under it
+                return _stepper_html(calc, field, fid, control, hint)
         else:
             mode = "numeric" if field.integer else "decimal"
             control = (f'<input id="{fid}" name="{e(field.name)}" type="text" inputmode="{mode}" '
                        f'value="{e(str(field.default))}" autocomplete="off" spellcheck="false">')
     return f'<div class="c2-calc__field c2-calc__field--{field.kind}"><label for="{fid}">{e(field.label)}</label>{control}{hint}</div>'
+
+
+LONG_STEPPER = 20  # a stepper with more steps than this also gets buttons for ten steps back and forward
+
+
+def _stepper_html(calc: str, field, fid: str, slider: str, hint: str) -> str:
+    """A step slider and its buttons (charts.js moves the slider by data-step). A button that cannot move
+    (Back at the first step) is aria-disabled from the start, so it says so before any script runs."""
+    e = html.escape
+    top = _step_top(calculators.get(calc), field)
+    moves = [(-10, "−10"), (-1, "Back"), (1, "Forward"), (10, "+10")]
+    if top - field.min <= LONG_STEPPER:
+        moves = moves[1:3]
+    buttons = []
+    for delta, text in moves:
+        stuck = field.default <= field.min if delta < 0 else field.default >= top
+        inner = ('<span aria-hidden="true">◀</span> Back' if delta == -1 else
+                 'Forward <span aria-hidden="true">▶</span>' if delta == 1 else e(text))
+        buttons.append(f'<button type="button" class="md-button c2-step" data-step="{delta}" aria-controls="{fid}"'
+                       f' aria-disabled="{"true" if stuck else "false"}">{inner}</button>')
+    return (f'<div class="c2-calc__field c2-calc__field--range c2-calc__field--stepper" role="group" '
+            f'aria-labelledby="{fid}-label"><label id="{fid}-label" for="{fid}">{e(field.label)}</label>'
+            f'{slider}<div class="c2-step__buttons">{"".join(buttons)}</div>{hint}</div>')
+
+
+def _step_top(calc, field) -> int:
+    """The last step at the default inputs: the field's max, or the default of the field named by max_from."""
+    if field.max_from:
+        return int(next(f for f in calc.fields if f.name == field.max_from).default)
+    return int(field.max)
+
+
+FRAME_BUDGET = 250_000  # characters of prebuilt steps one stepper may add to its page (they compress 20-30x)
+
+
+def stepper_frames(calc) -> str:
+    """Every step of a stepper at the default inputs, drawn now, as a JSON data block in the page.
+
+    {"field": the step field, "inputs": the other fields' defaults, "frames": {step: {output: value}}}:
+    the values compute_json gives (chart and bars HTML, texts), only of the outputs that change with the
+    step. runtime-core.js paints a frame when the form holds these inputs and that step, with no Python;
+    any other input goes to Python. A stepper whose frames pass FRAME_BUDGET ships every k-th step, k
+    one of 2, 5, 10, 20, ... (so that ±10 from the first step lands on prebuilt steps; the first and the
+    default always), the others are computed on request.
+    """
+    step = next((f for f in calc.fields if f.stepper), None)
+    if step is None:
+        return ""
+    values = list(range(int(step.min), _step_top(calc, step) + 1))
+    drawn = {v: json.loads(calculators.compute_json(calc.name, json.dumps({step.name: str(v)})))["outputs"]
+             for v in values}
+    changing = [o.key for o in calc.outputs if len({json.dumps(d[o.key]) for d in drawn.values()}) > 1]
+    frames = {str(v): {k: drawn[v][k] for k in changing} for v in values}
+    size = len(json.dumps(frames))
+    stride = next(k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, len(values)) if size / k <= FRAME_BUDGET)
+    keep = {str(v) for v in values[::stride]} | {str(values[0]), str(int(step.default))}
+    payload = {"field": step.name, "inputs": {k: v for k, v in calc.defaults().items() if k != step.name},
+               "frames": {v: f for v, f in frames.items() if v in keep}}
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "\\u003c!--")
+    return f'<script type="application/json" data-calc-frames>{text}</script>\n'
 
 
 def _action_html(action) -> str:

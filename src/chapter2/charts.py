@@ -153,7 +153,8 @@ def chart(series=(), points=(), rules=(), summary: str = "", lanes=(), bands=())
     return data
 
 
-def grid(rows, cols, cells, *, keys, groups=(), marks=(), label_chars: int = 8, summary: str = "") -> dict:
+def grid(rows, cols, cells, *, keys, groups=(), marks=(), label_chars: int = 8, col_text: str = "all",
+         summary: str = "") -> dict:
     """The value a calculator returns for a chart output of kind "grid": a table of coloured cells.
 
     rows, cols: their labels (a layer, a token). cells: one list per row, one entry per column:
@@ -162,8 +163,13 @@ def grid(rows, cols, cells, *, keys, groups=(), marks=(), label_chars: int = 8, 
     groups: [(label, start, end)], named column ranges [start, end) drawn above the grid (prompt, tile 1).
     marks: [(label, col0, col1, row0, row1)], outlined cell ranges [col0, col1) x [row0, row1) (this
     step's tile or column); the first one also gets a dot above it (the current step's marker).
-    label_chars: room kept below the grid for the column labels, in characters (longer ones are cut).
+    label_chars: the longest column label written, in characters (longer ones are cut, '…' marking it).
+    col_text: "all" writes the column labels under the grid, level, as many as fit (every k-th);
+    "mark" writes only the first mark's columns' labels, joined, under it (a token sequence too dense
+    to label column by column: the current step's tokens, large enough to read).
     """
+    if col_text not in ("all", "mark"):
+        raise ValueError(f"col_text must be 'all' or 'mark', got {col_text!r}")
     rows = [str(r) for r in as_list("rows", rows, what="a list of row labels")]
     cols = [str(c) for c in as_list("cols", cols, what="a list of column labels")]
     cells, keys = as_list("cells", cells, what="a list of rows of cells"), as_list("keys", keys, what="a list of (label, color)")
@@ -173,7 +179,7 @@ def grid(rows, cols, cells, *, keys, groups=(), marks=(), label_chars: int = 8, 
             "groups": [{"label": str(label), "start": int(a), "end": int(b)} for label, a, b in groups],
             "marks": [{"label": str(label), "col0": int(c0), "col1": int(c1), "row0": int(r0), "row1": int(r1)}
                       for label, c0, c1, r0, r1 in marks],
-            "label_chars": int(label_chars), "summary": str(summary)}
+            "label_chars": int(label_chars), "col_text": col_text, "summary": str(summary)}
 
 
 def linspace(lo: float, hi: float, n: int) -> list[float]:
@@ -211,7 +217,7 @@ def _numbers(data: dict):
 
 
 XY_KEYS = {"series", "points", "rules", "summary"}
-GRID_KEYS = {"rows", "cols", "cells", "keys", "groups", "marks", "label_chars", "summary"}
+GRID_KEYS = {"rows", "cols", "cells", "keys", "groups", "marks", "label_chars", "col_text", "summary"}
 
 
 def _spec(spec) -> ChartSpec:
@@ -439,7 +445,8 @@ def _notes(points, xa: _Axis, ya: _Axis, box) -> list[str]:
     return out
 
 
-LANE, MAX_BLOCKS = 14, 256  # lane height; at most this many blocks per lane (more are merged, in equal runs)
+LANE, MAX_BLOCKS = 14, 64  # lane height; at most this many blocks per lane (more are merged, in equal runs):
+# 64 blocks of 4 units in a plot about 255 units wide, each one a visible tick on a phone
 
 
 def _lane(g: dict, xa: _Axis, x0: float, x1: float, color: str) -> str:
@@ -604,7 +611,7 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
 
 # ------------------------------------------------------------------ grids (ChartSpec kind "grid")
 
-GRID_FONT, CELL_H = 11, 18  # label font size and cell height (user units)
+GRID_FONT, CELL_H = 12, 18  # label font size and cell height (user units): 11.6 px on a 375 px phone
 
 
 def _cut(text: str, chars: int) -> str:
@@ -636,6 +643,31 @@ def describe_grid(spec: ChartSpec, data: dict) -> str:
     return " ".join(parts)
 
 
+def _runs(cells):
+    """The filled cells as rectangles: runs of equal cells along a row, then equal runs of neighbouring rows
+    merged into one; [(key, alpha, col0, col1, row0, row1)]. A page carries every step of a stepper, so fewer
+    rectangles is a lighter page (a KV cache's layers are alike: one rectangle per run, not per cell)."""
+    flat = []
+    for r, row in enumerate(cells):
+        j = 0
+        while j < len(row):
+            k = j
+            while k + 1 < len(row) and row[k + 1] == row[j]:
+                k += 1
+            if row[j] is not None:
+                flat.append((row[j][0], row[j][1], j, k + 1, r))
+            j = k + 1
+    merged = {}
+    for key, alpha, c0, c1, r in flat:
+        prev = merged.get((key, alpha, c0, c1))
+        if prev is not None and prev[-1] == r:
+            prev[-1] = r + 1
+        else:
+            merged[(key, alpha, c0, c1, r)] = [key, alpha, c0, c1, r, r + 1]
+            merged[(key, alpha, c0, c1)] = merged[(key, alpha, c0, c1, r)]
+    return [tuple(v) for k, v in merged.items() if len(k) == 5]
+
+
 def _render_grid(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     """A grid as an HTML fragment: the cells (colour = key, opacity = strength), labels, marks, and a legend."""
     e = html.escape
@@ -644,23 +676,20 @@ def _render_grid(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     top = TOP + (16 if data["groups"] else 0) + 10  # group labels, then room for the marker dot
     cw, ch = (W - RIGHT - left) / len(cols), CELL_H
     bottom = top + len(rows) * ch
-    col_font = max(7, min(GRID_FONT, math.floor(cw)))
-    band = round(0.6 * col_font * data["label_chars"]) + 8  # the column labels, written upwards
-    h = bottom + band + 22
+    h = bottom + GRID_FONT + 10 + 22  # a line of column labels, then the axis name
     x_of = [left + j * cw for j in range(len(cols) + 1)]
 
     out = [f'<svg class="c2-chart__svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" '
            f'aria-labelledby="{uid}-t" aria-describedby="{uid}-d" font-size="{GRID_FONT}">',
            f'<title id="{uid}-t">{e(title)}</title><desc id="{uid}-d">{e(describe_grid(spec, data))}</desc>']
     # cells, one group per key
+    runs = _runs(cells)
     for i, k in enumerate(data["keys"]):
         rects = []
-        for r, row in enumerate(cells):
-            for j, c in enumerate(row):
-                if c is not None and c[0] == i:
-                    alpha = "" if c[1] >= 1 else f' fill-opacity="{c[1]:.3g}"'
-                    rects.append(f'<rect x="{_f(x_of[j] + 0.5)}" y="{_f(top + r * ch + 0.5)}" width="{_f(cw - 1)}" '
-                                 f'height="{ch - 1}"{alpha}/>')
+        for _, alpha, c0, c1, r0, r1 in (run for run in runs if run[0] == i):
+            shade = "" if alpha >= 1 else f' fill-opacity="{alpha:.3g}"'
+            rects.append(f'<rect x="{_f(x_of[c0] + 0.5)}" y="{_f(top + r0 * ch + 0.5)}" width="{_f(x_of[c1] - x_of[c0] - 1)}" '
+                         f'height="{(r1 - r0) * ch - 1}"{shade}/>')
         if rects:
             out.append(f'<g fill="{_color(k["color"], i)}">{"".join(rects)}</g>')
     # cell borders, group separators, frame
@@ -670,19 +699,30 @@ def _render_grid(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     seps = [f"M{_f(x_of[g['start']])} {TOP}V{_f(bottom)}" for g in data["groups"] if g["start"] > 0]
     out.append(f'<path d="{"".join(seps) or f"M{left} {top}"}" stroke="{INK}" stroke-width="1.5" fill="none"/>')
     out.append(f'<path d="M{left} {top}H{W - RIGHT}V{_f(bottom)}H{left}Z" stroke="{INK}" fill="none"/>')
-    # labels: groups above, rows left, columns below (upwards), the axis names
+    # labels: groups above, rows left, columns below (level, never rotated), the axis names
     text = []
+    char = 0.6 * GRID_FONT
     for g in data["groups"]:
         width = x_of[g["end"]] - x_of[g["start"]]
-        label = _cut(g["label"], int(width / (0.6 * GRID_FONT)))
+        label = _cut(g["label"], int(width / char))
         if label:
             text.append(f'<text x="{_f((x_of[g["start"]] + x_of[g["end"]]) / 2)}" y="{TOP + 10}" '
                         f'text-anchor="middle">{e(label)}</text>')
     for r, label in enumerate(rows):
         text.append(f'<text x="{left - 4}" y="{_f(top + (r + 0.5) * ch)}" dy="0.35em" text-anchor="end">{e(label)}</text>')
-    for j, label in enumerate(cols):
-        text.append(f'<text transform="translate({_f(x_of[j] + cw / 2)} {_f(bottom + 4)}) rotate(-90)" dy="0.35em" '
-                    f'text-anchor="end" font-size="{col_font}">{e(_cut(label, data["label_chars"]))}</text>')
+    y = _f(bottom + GRID_FONT + 4)
+    if data["col_text"] == "mark" and data["marks"]:
+        m = data["marks"][0]
+        label = _cut("".join(cols[m["col0"]:m["col1"]]), min(data["label_chars"] * (m["col1"] - m["col0"]),
+                                                              int((W - RIGHT - left) / char)))
+        width = char * len(label)
+        mid = min(max((x_of[m["col0"]] + x_of[m["col1"]]) / 2, left + width / 2), W - RIGHT - width / 2)
+        text.append(f'<text x="{_f(mid)}" y="{y}" text-anchor="middle" font-weight="600">{e(label)}</text>')
+    elif data["col_text"] == "all":
+        shown = [_cut(c, data["label_chars"]) for c in cols]
+        every = max(1, math.ceil((char * max(len(c) for c in shown) + 4) / cw))
+        for j in range(0, len(cols), every):
+            text.append(f'<text x="{_f(x_of[j] + cw / 2)}" y="{y}" text-anchor="middle">{e(shown[j])}</text>')
     text.append(f'<text x="{_f((left + W - RIGHT) / 2)}" y="{h - 6}" text-anchor="middle">{e(spec.x_label)}</text>')
     text.append(f'<text transform="translate(12 {_f((top + bottom) / 2)}) rotate(-90)" text-anchor="middle">'
                 f'{e(spec.y_label)}</text>')
@@ -701,7 +741,6 @@ def _render_grid(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     legend = "".join(f"<li>{key}{e(label)}</li>" for label, key in keys)
     legend = f'<ul class="c2-chart__legend">{legend}</ul>' if legend else ""
     return f'<figure class="c2-chart" data-digest="{digest(data)}">{"".join(out)}{legend}</figure>'
-
 
 
 # ------------------------------------------------------------------ bars (an Output of kind "bars")

@@ -20,6 +20,7 @@ from conftest import local_only_context
 pytestmark = pytest.mark.browser
 WAIT_MS = 120_000
 PHONE = {"width": 375, "height": 812}
+INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
 STEPPERS = {"prefill_decode": "n_steps", "flash_stepper": "tiles", "request_timeline": "token"}  # calculator: its step
 
 
@@ -68,6 +69,37 @@ def test_the_first_frame_is_in_the_page_without_javascript(browser, site_url, si
                 box = svg.bounding_box()
                 assert box and box["width"] > 250 and box["height"] > 80, f"{name}: chart not drawn ({box})"
             assert calc.locator(".c2-chart__pt").count() >= 1  # the current step is marked
+        assert not context.blocked
+
+
+@pytest.mark.parametrize("viewport", [PHONE, {"width": 1280, "height": 900}], ids=["phone", "desktop"])
+def test_steppers_open_at_the_first_step_and_step_at_once_without_python(browser, site_url, site_dir, viewport):
+    """Python never answers here (a Worker that does nothing): every step of the default inputs was drawn
+    when the site was built, so Back is marked disabled at the first step and Forward (and +10 on a long
+    stepper) draws at once what CPython draws for that step."""
+    with local_only_context(browser, viewport=viewport, has_touch=viewport is PHONE) as context:
+        context.add_init_script(INERT_WORKER)
+        page = context.new_page()
+        for name, path in sorted(_pages(site_dir).items()):
+            page.goto(site_url + path)
+            calc = page.locator(f'[data-calculator="{name}"]')
+            calc.scroll_into_view_if_needed()
+            field = STEPPERS[name]
+            slider = calc.locator(f'input[type=range][name="{field}"]')
+            sid = slider.get_attribute("id")
+            assert slider.input_value() == slider.get_attribute("min"), f"{name}: opens at its first step"
+            assert calc.locator(f'button[data-step="-1"][aria-controls="{sid}"]').get_attribute("aria-disabled") == "true"
+            for delta in (1, 10):
+                button = calc.locator(f'button[data-step="{delta}"][aria-controls="{sid}"]')
+                if not button.count():
+                    continue
+                before, value = computed(calc), int(slider.input_value())
+                button.click()
+                wait_recomputed(page, name, before, 10_000)
+                assert int(slider.input_value()) == value + delta
+                assert chart_digests(calc) == cpython_chart_digests(name, {field: str(value + delta)}), (name, delta)
+                assert "drawn when the site was built" in calc.locator("[data-calc-status]").inner_text()
+            assert page.evaluate("() => window.chapter2.lanes.calc.state") != "ready"  # no Python was needed
         assert not context.blocked
 
 
@@ -147,6 +179,8 @@ def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
         assert calc.get_attribute("aria-busy") is None
         assert computed(calc) == before and slider.input_value() == slider.get_attribute("max")
         _matches_cpython(page, name, calc, "End")
+        # Python is ready: no status line on the page is left saying it is loading
+        assert page.locator("[data-calc-status] .c2-load__bar").count() == 0, name
         watched.assert_clean()
     print("\nstepper redraw, one step, warm (median of 5, ms): " + ", ".join(f"{n} {ms:.0f}" for n, ms in timings.items()))
 
@@ -190,7 +224,7 @@ def test_steppers_fit_a_phone(browser, site_url, site_dir, scheme):
             for svg in calc.locator("svg.c2-chart__svg").all():
                 assert svg.bounding_box()["width"] > 200, name
             buttons = [b.bounding_box() for b in calc.locator("button.c2-step").all()]
-            assert all(b["height"] >= 24 and b["width"] >= 24 for b in buttons), buttons  # a finger's target
+            assert all(b["height"] >= 44 and b["width"] >= 44 for b in buttons), buttons  # a finger's target
         assert not context.blocked
 
 

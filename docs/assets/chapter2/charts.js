@@ -7,8 +7,9 @@
  * renderer.
  *
  * Also here: the steppers' controls. A step slider (a range field with stepper=True) has a Back and a
- * Forward button ([data-step="-1" | "1"], aria-controls naming the slider): a press moves the slider by
- * one step and fires its input event, so the calculator recomputes as after a drag or an arrow key. A
+ * Forward button ([data-step="-1" | "1"], aria-controls naming the slider), and a long one −10 and +10
+ * ([data-step="-10" | "10"]): a press moves the slider by that many steps (within its range) and fires its
+ * input event, so the calculator recomputes as after a drag or an arrow key. A
  * button at the end of the range is marked aria-disabled (it stays focusable; a press does nothing). A
  * slider with data-max-from="FIELD" takes that field's value as its max whenever the field changes
  * (the browser then clamps the slider's value), before the calculator recomputes.
@@ -78,7 +79,8 @@
     for (const b of buttons) {
       b.addEventListener("click", () => {
         const before = slider.value;
-        if (+b.dataset.step < 0) slider.stepDown(); else slider.stepUp();
+        const to = +slider.value + +b.dataset.step * (+slider.step || 1);  // ±1 or ±10 steps, kept within the range
+        slider.value = String(Math.min(+slider.max, Math.max(+slider.min, to)));
         if (slider.value !== before) moved();
         b.dataset.presses = String((+b.dataset.presses || 0) + 1);  // handled (tests wait on it, not on a timer)
       });

@@ -388,7 +388,7 @@
     form.addEventListener("submit", (e) => e.preventDefault());
     for (const out of root.querySelectorAll("output[data-field-value]")) {
       const input = form.elements[out.dataset.fieldValue];
-      const labels = out.dataset.labels ? JSON.parse(out.dataset.labels) : null;  // a slider over named positions
+      const labels = input.dataset.labels ? JSON.parse(input.dataset.labels) : null;  // a slider over named positions
       input.addEventListener("input", () => {
         out.textContent = labels ? labels[input.value] : input.value;
         if (labels) input.setAttribute("aria-valuetext", out.textContent);
@@ -410,7 +410,39 @@
       for (const el of form.elements) el.removeAttribute("aria-invalid");
     }
 
+    // A stepper's prebuilt steps (directives.stepper_frames): every step of its default inputs, drawn when the
+    // site was built. A frame holds the outputs that change with the step; the others are the build's (kept
+    // here, so that coming back to the default inputs after other ones shows them again).
+    const framesEl = root.querySelector("script[data-calc-frames]");
+    const frames = framesEl ? JSON.parse(framesEl.textContent) : null;
+    const built = new Map([...root.querySelectorAll("[data-output]")].map((dd) => [dd, dd.dataset.kind ? dd.innerHTML : dd.textContent]));
+
+    function frameFor(values) {
+      if (!frames) return null;
+      const same = (a, b) => a === b || (String(a).trim() !== "" && Number(a) === Number(b));  // "0" is "0.0"
+      for (const [key, value] of Object.entries(frames.inputs)) if (!same(values[key], value)) return null;
+      return frames.frames[values[frames.field]] || null;
+    }
+
+    function paint(outputs, fallback) {
+      for (const dd of root.querySelectorAll("[data-output]")) {
+        const value = dd.dataset.output in outputs ? outputs[dd.dataset.output] : fallback.get(dd);
+        // charts and bars come drawn by chapter2.charts (the renderer the build used); charts.js swaps them in
+        if (dd.dataset.kind === "chart" || dd.dataset.kind === "bars") window.chapter2Charts.update(dd, value);
+        else dd.textContent = value;
+      }
+      root.dataset.computed = String((+root.dataset.computed || 0) + 1);
+    }
+
     async function recompute() {
+      const frame = frameFor(readInputs(form));
+      if (frame) {  // drawn at build time: painted at once, with or without Python
+        if (inFlight) dirty = true;  // what Python is computing now is for older inputs: dropped
+        clearError();
+        paint(frame, built);
+        status.textContent = "This step was drawn when the site was built: no Python needed.";
+        return;
+      }
       if (inFlight) { dirty = true; return; }
       inFlight = true;
       dirty = false;
@@ -422,14 +454,8 @@
         if (dirty) return;  // a newer input is waiting; skip painting stale results
         if (!result.ok) { showError(result.field, result.message); status.textContent = "Fix the highlighted input; the results above are from the last valid inputs."; return; }
         clearError();
-        for (const dd of root.querySelectorAll("[data-output]")) {
-          const value = result.outputs[dd.dataset.output];
-          // charts and bars come drawn by chapter2.charts (the renderer the build used); charts.js swaps them in
-          if (dd.dataset.kind === "chart" || dd.dataset.kind === "bars") window.chapter2Charts.update(dd, value);
-          else dd.textContent = value;
-        }
+        paint(result.outputs, built);
         status.textContent = `Computed in your browser by chapter2 (${Math.round(performance.now() - t0)} ms).`;
-        root.dataset.computed = String((+root.dataset.computed || 0) + 1);
       } catch (err) {
         const down = lanes.calc.state === "failed" || lanes.calc.state === "stopped";
         if (WAIT_FOR_RUNTIME.has(err.name) && down) waiting = true;  // the status line says why, with a button
@@ -445,6 +471,8 @@
     form.addEventListener("change", recompute);
     lanes.calc.onState((s, d) => {
       if (renderLane(status, lanes.calc, s, d)) return;
+      // a loading line left from the boot ("Importing chapter2…") says it is ready now
+      if (s === "ready" && status.querySelector(".c2-load__bar")) status.textContent = "Python is ready: change an input to recompute in your browser.";
       if (s === "ready" && waiting && !inFlight) recompute();
     });
   }

@@ -18,7 +18,7 @@ DECODE_BATCHING = charts.ChartSpec("decode batch size (sequences)", "intensity (
 KV_CACHE = charts.ChartSpec("context length (tokens per sequence)", "memory (GB)")
 MEMORY_GPU = "H100-SXM"  # the memory line on the KV cache chart
 MOE = charts.ChartSpec("tokens in the batch (B)", "share of experts (%)", x_log=True, y_range=(0, 100))
-KV_GRID = charts.ChartSpec("position in the sequence (its token below)", "layer", kind="grid")
+KV_GRID = charts.ChartSpec("position (this pass's tokens in bold below)", "layer", kind="grid")
 FLASH_TILES = charts.ChartSpec("key (position), in tiles of keys loaded together", "query row", kind="grid")
 FLASH_BYTES = charts.ChartSpec("key tiles loaded", "bytes moved, this query block (B)", height=220)
 TIMELINE = charts.ChartSpec("time since the request arrived (s)", "KV cache of the batch (GB)", height=250)
@@ -156,7 +156,7 @@ def kv_grid_chart(steps, tokenizer, n_layers: int, bytes_per_position: int, max_
     return charts.grid([f"layer {i}" for i in range(n_layers)], cols, [row] * n_layers,
                        keys=[("written by the prefill", 0), ("written by a decode step", 1)],
                        groups=[("prompt", 0, n_prompt_cols), ("decode: one position per step", n_prompt_cols, len(cols))],
-                       marks=[mark], label_chars=8, summary=summary)
+                       marks=[mark], label_chars=8, col_text="mark", summary=summary)
 
 
 def flash_tiles_chart(trace, t: int) -> dict:

@@ -120,7 +120,7 @@ def flash_inputs(seed: int, d: int):
         Field("d", "Head dimension d", 4, kind="select", options=((4, "4"), (8, "8"))),
         Field("q_block", f"Query block (rows of {FLASH_BLOCK})", 1, kind="range", min=0,
               max=FLASH_N // FLASH_BLOCK - 1, step=1, integer=True),
-        Field("tiles", "K/V tiles loaded", 1, kind="range", min=0, max=FLASH_N // FLASH_BLOCK, step=1, integer=True,
+        Field("tiles", "K/V tiles loaded", 0, kind="range", min=0, max=FLASH_N // FLASH_BLOCK, step=1, integer=True,
               stepper=True, help=f"N = {FLASH_N} keys in tiles of {FLASH_BLOCK}"),
     ],
     outputs=[

@@ -2,9 +2,9 @@
 
 `prefill_decode`: type a prompt; the shipped tiny model (`chapter2/data/tiny_lm`,
 loaded once and kept in memory) prefills it in one pass, then decodes `n_steps`
-tokens one at a time. Every pass is one line of the table: the tokens that went
-in, the KV cache afterwards (one entry per token seen), the five likeliest next
-tokens and the one chosen. All of it is `chapter2.stepper.step_through`. The
+tokens one at a time. The step slider picks a pass (0 is the prefill), shown as
+one line: the tokens that went in, the KV cache afterwards (one entry per token
+seen), the five likeliest next tokens and the one chosen. All of it is `chapter2.stepper.step_through`. The
 decode-step slider is a stepper (Back / Forward): the grid shows the KV cache
 (layers x positions) after that many steps, the prompt's block written by the
 prefill and one column per decode step.
@@ -34,13 +34,15 @@ SEED = 0  # draws at temperature > 0 are reproducible: numpy default_rng(0)
     fields=[
         Field("prompt", "Prompt", "The KV cache stores the keys and values", kind="text", max=MAX_PROMPT_CHARS,
               help="any text; the tiny model was trained on this site's pages"),
-        Field("n_steps", "Decode steps", 8, kind="range", min=0, max=MAX_STEPS, step=1, integer=True, stepper=True),
+        Field("n_steps", "Decode steps", 0, kind="range", min=0, max=MAX_STEPS, step=1, integer=True, stepper=True,
+              help="0 is the prefill: the whole prompt in one pass"),
         Field("temperature", "Temperature", 0.0, kind="range", min=0, max=2, step=0.05,
               help="0 = greedy; above 0, seeded draws"),
     ],
     outputs=[
-        Output("text", "Prompt and generated text", free_text=True),
-        Output("steps", "One line per forward pass", free_text=True),
+        Output("text", "Prompt and generated text (a tiny model trained on this site's pages: its text is nonsense; "
+                       "the point is the cache)", free_text=True),
+        Output("step", "This forward pass", free_text=True),
         Output("cache", "KV cache after the last step"),
         Output("top", "Last step: the model's five likeliest next tokens", kind="bars"),
         Output("grid", "The KV cache after the last step: layers x positions", kind="chart", chart=_charts.KV_GRID),
@@ -59,14 +61,14 @@ def prefill_decode_calc(prompt, n_steps, temperature):
     stop = [tokenizer.special_tokens["<|endoftext|>"]] if "<|endoftext|>" in tokenizer.special_tokens else []
     steps = _steps(model, tokenizer, prompt, n_steps, temperature, stop)
     last = steps[-1]
-    lines = [stepper.format_step(s) for s in steps]
+    line = stepper.format_step(last)
     if len(steps) < n_steps + 1:
-        lines.append(f"stopped: the model chose {last.token_text!r} (end of text) after {len(steps) - 1} decode steps")
+        line += f"\nstopped: the model chose {last.token_text!r} (end of text) after {len(steps) - 1} decode steps"
     per_token = model.new_cache().bytes_per_token
     served = model.config.kv_cache_bytes(last.cache_length, dtype="bf16")  # what a serving engine would store
     return {
         "text": stepper.generated_text(tokenizer, steps),
-        "steps": "\n".join(lines),
+        "step": line,
         "cache": (f"{last.cache_length} tokens x {per_token:,} B/token = {nbytes(last.cache_bytes)} "
                   f"({model.dtype.name} here; {nbytes(served)} in bf16, as served)"),
         "top": [[repr(c.text), c.prob] for c in last.top],
