@@ -18,7 +18,6 @@ import contextlib
 import html
 import io
 import json
-import math
 import re
 import runpy
 import tomllib
@@ -123,7 +122,8 @@ def render_calculator(name: str) -> str:
                   + "\n</dl>\n") if charts else ""
     results = f'<dl class="c2-calc__outputs" aria-live="polite">\n{rows}\n</dl>\n' if rows else ""
     return f"""
-<div class="c2-calc" data-calculator="{e(name)}" data-layout="{calculator_layout(calc)}" aria-labelledby="c2-calc-{e(name)}-title">
+<div class="c2-calc" id="calculator-{e(name)}" data-calculator="{e(name)}" data-layout="{calculator_layout(calc)}"
+ aria-labelledby="c2-calc-{e(name)}-title">
 <p class="c2-calc__title" id="c2-calc-{e(name)}-title">{e(calc.title)}</p>
 <div class="c2-calc__body">
 <form class="c2-calc__form" novalidate>

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from ._checks import as_list, finite_real, positive_int, real
 from .format import counted, si, sig
 
-__all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "band", "lane", "grid", "render",
+__all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "band", "lane", "grid", "diagram", "render",
            "render_bars", "bar_text", "check", "digest", "linspace", "logspace"]
 
 INK = "#8a8f98"  # axes and grid: mid grey, readable on white and on Material's slate background
 PALETTE = ["#3f7fd8", "#e0712c", "#2ca58d", "#c2459b", "#8c6bd6", "#b8a12a"]
 KINDS = ("line", "step", "scatter", "bars")
-SPEC_KINDS = ("xy", "grid")  # a plot with axes (chart()), or a table of coloured cells (grid())
+SPEC_KINDS = ("xy", "grid", "diagram")  # a plot with axes (chart()), a table of coloured cells (grid()), boxes (diagram())
 W, FONT = 320, 13  # viewBox width and font size (user units); the page scales the SVG to its column:
 # 320 units drawn on a 375 px phone (a column of about 310 px) keep 13-unit text at 12.6 px
 TOP, RIGHT, BOTTOM = 10, 14, 38
@@ -230,6 +230,9 @@ def check(spec: ChartSpec, data: dict) -> None:
     """Raise ValueError unless the chart's numbers are finite (and positive on log axes); TypeError if malformed."""
     if _spec(spec).kind == "grid":
         _check_grid(data)
+        return
+    if spec.kind == "diagram":
+        _check_diagram(data)
         return
     if not isinstance(data, dict) or not XY_KEYS <= set(data) <= XY_KEYS | {"lanes", "bands"}:
         raise TypeError(f"data must be a chart output built with chapter2.charts.chart(), got {type(data).__name__}")
@@ -512,6 +515,8 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     """The chart as an HTML fragment: <figure> with the SVG (title, desc, axes, series, markers) and a legend."""
     if _spec(spec).kind == "grid":
         return _render_grid(spec, data, uid=uid, title=title)
+    if spec.kind == "diagram":
+        return _render_diagram(data, uid=uid, title=title)
     e = html.escape
     h = spec.height
     lanes = data.get("lanes", ())
@@ -781,3 +786,125 @@ def render_bars(pairs) -> str:
         for (label, v), (x, lo, hi) in zip(pairs, length, strict=True))
     scale = '<p class="c2-bars__scale">log scale: each bar\'s length is its value\'s logarithm</p>' if log else ""
     return f'<div class="c2-bars" data-scale="{"log" if log else "linear"}">{rows}</div>{scale}'
+
+
+
+# ------------------------------------------------------------------ diagrams (ChartSpec kind "diagram")
+
+DIAGRAM_KEYS = {"boxes", "repeat", "summary"}
+BOX_FONT, BOX_LINE = 12, 15  # text size and line height of a box (user units): 11.6 px on a 375 px phone
+
+
+def diagram(boxes, *, repeat=None, summary: str = "") -> dict:
+    """The value a calculator returns for a chart output of kind "diagram": boxes stacked top to bottom,
+    an arrow from each to the next (the data flow of a model, input at the top).
+
+    boxes: [(label, detail, colour)] or [(label, detail, colour, side)]: a bold label, a detail wrapped to
+    the box's width, a palette index (-1: INK); `side` is a note in a box of its own to the right, joined
+    by a dashed line (where the KV cache sits beside attention). repeat: (start, end, label): boxes
+    [start, end) are one block that runs `label` times ("× 32 layers"), drawn inside a dashed frame.
+    """
+    rows = []
+    for b in boxes:
+        label, detail, colour, side = (*b, "") if len(b) == 3 else b
+        rows.append({"label": str(label), "detail": str(detail), "color": int(colour), "side": str(side)})
+    data = {"boxes": rows, "repeat": None, "summary": str(summary)}
+    if repeat is not None:
+        start, end, label = repeat
+        data["repeat"] = {"start": int(start), "end": int(end), "label": str(label)}
+    _check_diagram(data)
+    return data
+
+
+def _check_diagram(data) -> None:
+    if not isinstance(data, dict) or set(data) != DIAGRAM_KEYS or not data["boxes"]:
+        raise TypeError("a diagram chart output must be built with chapter2.charts.diagram()")
+    r = data["repeat"]
+    if r is not None and not 0 <= r["start"] < r["end"] <= len(data["boxes"]):
+        raise TypeError(f"diagram repeat {r['label']!r} is outside the {len(data['boxes'])} boxes")
+
+
+def _wrap(text: str, chars: int) -> list[str]:
+    """Words into lines of at most `chars` characters (a longer word gets a line of its own)."""
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > chars:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return lines + ([line] if line else [])
+
+
+def describe_diagram(data: dict) -> str:
+    """The text alternative: every box top to bottom, with its detail and side note, and the repeated block."""
+    parts, r = [], data["repeat"]
+    for i, b in enumerate(data["boxes"]):
+        if r and i == r["start"]:
+            parts.append(f"Then, {r['label']}:")
+        text = b["label"] + (f" ({b['detail']})" if b["detail"] else "")
+        parts.append(text + (f"; beside it: {b['side']}" if b["side"] else "") + ".")
+        if r and i == r["end"] - 1:
+            parts.append("End of the repeated block.")
+    if data["summary"]:
+        parts.append(data["summary"])
+    return "From input to output: " + " ".join(parts)
+
+
+def _render_diagram(data: dict, *, uid: str, title: str) -> str:
+    """Boxes top to bottom with arrows, the repeated block framed, side notes to the right."""
+    e = html.escape
+    char = 0.56 * BOX_FONT
+    has_side = any(b["side"] for b in data["boxes"])
+    x0 = 30 if data["repeat"] else 8  # room for the repeat frame's label, written upwards on the left
+    x1 = W - (116 if has_side else 8)
+    sx0, sx1 = x1 + 16, W - 4
+    inner = int((x1 - x0 - 12) / char)
+    side_chars = int((sx1 - sx0 - 8) / char)
+    y, gap = 10, 16
+    shapes, text, spans = [], [], []
+    for i, b in enumerate(data["boxes"]):
+        r = data["repeat"]
+        if r and i == r["start"]:
+            y += 8  # the frame's top margin
+        lines = [b["label"]] + _wrap(b["detail"], inner)
+        h = 10 + BOX_LINE * len(lines)
+        side = _wrap(b["side"], side_chars)
+        side_h = 10 + BOX_LINE * len(side) if side else 0
+        height = max(h, side_h)
+        colour = _color(b["color"], i)
+        shapes.append(f'<rect x="{x0}" y="{y}" width="{x1 - x0}" height="{h}" rx="4" fill="{colour}" fill-opacity="0.16" '
+                      f'stroke="{colour}" stroke-width="1.5"/>')
+        for n, line in enumerate(lines):
+            weight = ' font-weight="700"' if n == 0 else ""
+            text.append(f'<text x="{x0 + 6}" y="{y + 5 + BOX_LINE * (n + 1) - 3}"{weight}>{e(line)}</text>')
+        if side:
+            shapes.append(f'<path d="M{x1} {y + h / 2:.1f}H{sx0}" stroke="currentColor" stroke-dasharray="3 2" fill="none"/>')
+            shapes.append(f'<rect x="{sx0}" y="{y}" width="{sx1 - sx0}" height="{side_h}" rx="4" fill="none" '
+                          f'stroke="currentColor" stroke-dasharray="4 2"/>')
+            for n, line in enumerate(side):
+                text.append(f'<text x="{sx0 + 4}" y="{y + 5 + BOX_LINE * (n + 1) - 3}">{e(line)}</text>')
+        spans.append((y, y + height))
+        y += height
+        if r and i == r["end"] - 1:
+            y += 8
+        if i < len(data["boxes"]) - 1:  # an arrow down to the next box
+            mid = (x0 + x1) / 2
+            shapes.append(f'<path d="M{mid:.1f} {y + 2}V{y + gap - 5}" stroke="currentColor" fill="none"/>'
+                          f'<path d="M{mid - 4:.1f} {y + gap - 7}L{mid:.1f} {y + gap - 1}L{mid + 4:.1f} {y + gap - 7}Z" '
+                          f'fill="currentColor"/>')
+            y += gap
+    r = data["repeat"]
+    if r:
+        top, bottom = spans[r["start"]][0] - 6, spans[r["end"] - 1][1] + 6
+        right = W - 2 if has_side else x1 + 4
+        shapes.append(f'<rect x="{x0 - 8}" y="{top}" width="{right - x0 + 8}" height="{bottom - top}" rx="6" '
+                      f'fill="none" stroke="{INK}" stroke-width="1.5" stroke-dasharray="6 3"/>')
+        text.append(f'<text transform="translate({x0 - 13} {(top + bottom) / 2:.1f}) rotate(-90)" text-anchor="middle" '
+                    f'font-weight="700">{e(r["label"])}</text>')
+    h = y + 8
+    out = [f'<svg class="c2-chart__svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" '
+           f'aria-labelledby="{uid}-t" aria-describedby="{uid}-d" font-size="{BOX_FONT}">',
+           f'<title id="{uid}-t">{e(title)}</title><desc id="{uid}-d">{e(describe_diagram(data))}</desc>',
+           "".join(shapes), f'<g fill="currentColor">{"".join(text)}</g></svg>']
+    return f'<figure class="c2-chart c2-chart--diagram" data-digest="{digest(data)}">{"".join(out)}</figure>'

@@ -27,6 +27,7 @@ MOVES = {
     "sliding_window": [{"n": "100000"}],
     "roofline": [{"batch": "64"}, {"gpu": "H200-SXM"}],
     "roofline_play": [{"batch": "6"}, {"context": "14"}, {"gpu": "L4"}],
+    "model_diagram": [{"model": "DeepSeek-V3"}],
     "decode_batching": [{"batch": "300"}],
     "kv_cache": [{"context": "131072"}],
     "moe_coverage": [{"n_tokens": "16"}],

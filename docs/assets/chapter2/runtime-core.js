@@ -434,13 +434,16 @@
       root.dataset.computed = String((+root.dataset.computed || 0) + 1);
     }
 
+    let latest = 0;  // the newest input's number: a result for an older one is not painted
+
     async function recompute() {
+      const mine = ++latest;
       const frame = frameFor(readInputs(form));
-      if (frame) {  // drawn at build time: painted at once, with or without Python
-        if (inFlight) dirty = true;  // what Python is computing now is for older inputs: dropped
+      if (frame) {  // drawn at build time: painted at once, with or without Python (a running call is dropped)
         clearError();
         paint(frame, built);
         status.textContent = "This step was drawn when the site was built: no Python needed.";
+        root.removeAttribute("aria-busy");
         return;
       }
       if (inFlight) { dirty = true; return; }
@@ -451,7 +454,7 @@
       const t0 = performance.now();
       try {
         const result = await api.calc(name, readInputs(form));
-        if (dirty) return;  // a newer input is waiting; skip painting stale results
+        if (dirty || mine !== latest) return;  // a newer input is waiting, or was painted; skip stale results
         if (!result.ok) { showError(result.field, result.message); status.textContent = "Fix the highlighted input; the results above are from the last valid inputs."; return; }
         clearError();
         paint(result.outputs, built);
@@ -462,7 +465,7 @@
         else showError(null, "Could not compute: " + err.message);
       } finally {
         inFlight = false;
-        root.removeAttribute("aria-busy");
+        if (mine === latest || dirty) root.removeAttribute("aria-busy");
         if (dirty) recompute();
       }
     }
@@ -470,6 +473,7 @@
     form.addEventListener("input", recompute);
     form.addEventListener("change", recompute);
     lanes.calc.onState((s, d) => {
+      if (d.request && !inFlight) return;  // another calculator's download (the tiny model): not this one's line
       if (renderLane(status, lanes.calc, s, d)) return;
       // a loading line left from the boot ("Importing chapter2…") says it is ready now
       if (s === "ready" && status.querySelector(".c2-load__bar")) status.textContent = "Python is ready: change an input to recompute in your browser.";

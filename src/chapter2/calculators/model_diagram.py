@@ -1,0 +1,80 @@
+"""Calculator of section 2.2 (LLM architecture): a transformer drawn as blocks, with the chosen config's sizes.
+
+Token embedding, then the same block N times (norm, attention with its Q, K and V
+heads and the KV cache beside it, norm, a feed-forward network or a mixture of
+experts), then the final norm and the LM head. Every size is read from the
+config (`chapter2.models.ModelConfig`: a shipped config.json or one the reader
+pastes); the drawing is `chapter2.charts.diagram`, rendered at build time for the
+default model and again in the browser for another.
+"""
+
+from __future__ import annotations
+
+from .. import charts
+from ..format import nbytes
+from ._models import model_fields, pick_model
+from ._registry import Output, calculator
+
+BLOCK = charts.ChartSpec("data flow, top to bottom", "the model's parts", kind="diagram")
+
+
+def _attention(c) -> str:
+    """What one attention layer computes: its query heads, and where K and V come from."""
+    if c.uses_mla:
+        text = (f"{c.num_attention_heads} query heads; K and V rebuilt from one {c.kv_lora_rank}-number latent "
+                f"per token (multi-head latent attention)")
+    elif c.num_key_value_heads == c.num_attention_heads:
+        text = f"Q, K, V: {c.num_attention_heads} heads of {c.head_dim} each"
+    else:
+        share = c.num_attention_heads // c.num_key_value_heads
+        text = (f"Q: {c.num_attention_heads} heads of {c.head_dim}; K, V: {c.num_key_value_heads} heads, "
+                f"each shared by {share} query heads")
+    windowed = len(c.sliding_window_layers)
+    if c.sliding_window and windowed:
+        text += f"; {windowed} of {c.num_hidden_layers} layers see only the last {c.sliding_window:,} tokens"
+    return text
+
+
+def _ffn(c) -> tuple[str, str]:
+    """The feed-forward part: its name and its sizes."""
+    if not c.is_moe:
+        return "Feed-forward (MLP)", f"{c.hidden_size:,} → {c.intermediate_size:,} → {c.hidden_size:,}, every token"
+    text = (f"a router picks {c.num_experts_per_tok} of {c.num_experts} experts per token, each "
+            f"{c.hidden_size:,} → {c.moe_intermediate_size:,} → {c.hidden_size:,}")
+    if c.shared_expert_intermediate_size:
+        text += f", plus a shared expert of {c.shared_expert_intermediate_size:,} every token uses"
+    dense = c.num_hidden_layers - len(c.moe_layers)
+    if c.moe_layers and dense:
+        text += f"; {dense} of {c.num_hidden_layers} layers have a dense MLP instead"
+    return "Mixture of experts", text
+
+
+def block_diagram(c) -> dict:
+    """The model as boxes: embedding, N x (norm, attention + KV cache, norm, FFN or MoE), final norm, LM head."""
+    per_layer = c.kv_cache_bytes_per_token("bf16") / c.num_hidden_layers
+    ffn, ffn_detail = _ffn(c)
+    head = "tied to the embedding" if c.tie_word_embeddings else "its own weights"
+    boxes = [
+        ("Token embedding", f"looks up each token: {c.vocab_size:,} rows of {c.hidden_size:,} numbers", 0),
+        ("Norm", f"over the {c.hidden_size:,} numbers of each token", -1),
+        ("Attention", _attention(c), 1,
+         f"KV cache: K and V of every earlier token, {nbytes(per_layer)} per token (BF16)"),
+        ("Norm", "then each part adds its output to the token's running sum (the residual stream)", -1),
+        (ffn, ffn_detail, 2),
+        ("Final norm", "", -1),
+        ("LM head", f"{c.hidden_size:,} → {c.vocab_size:,} scores, one per token of the vocabulary ({head})", 3),
+    ]
+    return charts.diagram(boxes, repeat=(1, 5, f"× {c.num_hidden_layers} layers"),
+                          summary=(f"{c.name}: {c.num_hidden_layers} identical blocks; the KV cache holds "
+                                   f"{nbytes(c.kv_cache_bytes_per_token('bf16'))} per token over all layers in BF16."))
+
+
+@calculator(
+    "model_diagram",
+    title="A transformer, block by block, with this model's sizes",
+    fields=[*model_fields()],
+    outputs=[Output("diagram", "The model's blocks, input at the top", kind="chart", chart=BLOCK)],
+)
+def model_diagram_calc(model, config_json):
+    """Defaults: Llama-3.1-8B."""
+    return {"diagram": block_diagram(pick_model(model, config_json))}
