@@ -805,7 +805,10 @@ def diagram(boxes, *, repeat=None, summary: str = "") -> dict:
     [start, end) are one block that runs `label` times ("× 32 layers"), drawn inside a dashed frame.
     """
     rows = []
-    for b in boxes:
+    for b in as_list("boxes", boxes, what="a list of (label, detail, colour[, side])"):
+        b = as_list("boxes", b, what="a list of (label, detail, colour[, side]) tuples")
+        if len(b) not in (3, 4):
+            raise TypeError(f"boxes: each box is (label, detail, colour[, side]), got {b!r}")
         label, detail, colour, side = (*b, "") if len(b) == 3 else b
         rows.append({"label": str(label), "detail": str(detail), "color": int(colour), "side": str(side)})
     data = {"boxes": rows, "repeat": None, "summary": str(summary)}
@@ -818,7 +821,7 @@ def diagram(boxes, *, repeat=None, summary: str = "") -> dict:
 
 def _check_diagram(data) -> None:
     if not isinstance(data, dict) or set(data) != DIAGRAM_KEYS or not data["boxes"]:
-        raise TypeError("a diagram chart output must be built with chapter2.charts.diagram()")
+        raise TypeError(f"data must be a diagram built with chapter2.charts.diagram(), got {type(data).__name__}")
     r = data["repeat"]
     if r is not None and not 0 <= r["start"] < r["end"] <= len(data["boxes"]):
         raise TypeError(f"diagram repeat {r['label']!r} is outside the {len(data['boxes'])} boxes")
@@ -838,6 +841,7 @@ def _wrap(text: str, chars: int) -> list[str]:
 
 def describe_diagram(data: dict) -> str:
     """The text alternative: every box top to bottom, with its detail and side note, and the repeated block."""
+    _check_diagram(data)
     parts, r = [], data["repeat"]
     for i, b in enumerate(data["boxes"]):
         if r and i == r["start"]:
