@@ -436,7 +436,7 @@ def test_every_range_field_is_a_slider_with_its_readout():
         sys.path.insert(0, hooks)
     import directives
 
-    ranges = [(calc.name, f) for calc in _registry.REGISTRY.values() for f in calc.fields if f.kind == "range"]
+    ranges = [(calc.name, f) for calc in _registry.load_all().values() for f in calc.fields if f.kind == "range"]
     assert {("activations", "x"), ("activations", "beta"), ("llm_sampling", "temperature")} <= {(n, f.name) for n, f in ranges}
     for name, field in ranges:
         html = directives.render_calculator(name)

@@ -169,84 +169,9 @@ async function scriptFrom(name) {
   }
 }
 
-// ------------------------------------------------------------------ Python helpers
-
-const BOOT = `
-import contextlib, io, json, math, sys, traceback
-from pyodide.code import eval_code as _c2_eval_code
-
-def _c2_jsonable(value):
-    if type(value).__module__ == "numpy":
-        if hasattr(value, "tolist"):
-            return _c2_jsonable(value.tolist())
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {str(k): _c2_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_c2_jsonable(v) for v in value]
-    if hasattr(value, "__dataclass_fields__"):
-        import dataclasses
-        return _c2_jsonable(dataclasses.asdict(value))
-    return value
-
-def _c2_error(err):
-    """An exception as the page's error: its type, a one-line message, the traceback; MemoryError flagged."""
-    if isinstance(err, MemoryError):
-        return json.dumps({"ok": False, "oom": True, "error": type(err).__name__})
-    text = "".join(traceback.format_exception_only(type(err), err)).strip().splitlines()
-    return json.dumps({"ok": False, "error": text[-1] if text else type(err).__name__, "traceback": traceback.format_exc()})
-
-def _c2_run(code):
-    """Value of the last expression of code, as JSON."""
-    try:
-        return json.dumps({"ok": True, "value": _c2_jsonable(_c2_eval_code(code, {"__name__": "__main__"}))})
-    except BaseException as err:
-        return _c2_error(err)
-
-def _c2_exec(code):
-    """Run code as a script; what it printed and the error, if any."""
-    out = io.StringIO()
-    error = None
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        try:
-            _c2_eval_code(code, {"__name__": "__main__"})
-        except MemoryError as err:
-            return _c2_error(err)
-        except BaseException:
-            error = traceback.format_exc(limit=-3)
-    return json.dumps({"ok": True, "value": {"stdout": out.getvalue(), "error": error}})
-
-def _c2_lazy_calculators():
-    """chapter2.calculators without running its __init__ (which imports every calculator module): each
-    calculator's module is imported on its first use (_c2_calc), a page's few instead of all of them."""
-    import importlib.util, chapter2
-    spec = importlib.util.find_spec("chapter2.calculators")
-    sys.modules["chapter2.calculators"] = chapter2.calculators = importlib.util.module_from_spec(spec)
-
-def _c2_full_calculators():
-    """The package as it is, every module imported (if a module ever needs what __init__ does)."""
-    import chapter2
-    for key in [k for k in sys.modules if k == "chapter2.calculators" or k.startswith("chapter2.calculators.")]:
-        del sys.modules[key]
-    import chapter2.calculators as calculators
-    chapter2.calculators = calculators
-
-def _c2_calc(name, raw_json, module=None):
-    import importlib
-    try:
-        try:
-            if module:
-                importlib.import_module(module)
-            registry = importlib.import_module("chapter2.calculators._registry")
-            registry.get(name)
-        except (ImportError, KeyError, AttributeError):
-            _c2_full_calculators()
-            registry = importlib.import_module("chapter2.calculators._registry")
-        return '{"ok": true, "value": ' + registry.compute_json(name, raw_json) + "}"
-    except BaseException as err:
-        return _c2_error(err)
-`;
+// ------------------------------------------------------------------ Python
+// What the worker runs in Python is the package's module chapter2._browser (run, run_script, calc, versions:
+// each returns a JSON string); with lazyCalculators, only the module of the calculator a page runs is imported.
 
 // ------------------------------------------------------------------ boot
 
@@ -272,19 +197,14 @@ async function init(c) {
     await loadPackages(cfg.lanePackages);
     mark("packages");
     post({ kind: "progress", phase: "import", step: "chapter2", loaded: 1, total: 1 });
-    pyodide.runPython(BOOT);
-    pyodide.runPython("import numpy");
+    pyodide.pyimport("numpy").destroy();
     mark("numpy");
-    pyodide.runPython("import chapter2");
-    if (cfg.lazyCalculators) {
-      calcModules = JSON.parse(new TextDecoder().decode(await download(cfg.calcIndex).bytes()));
-      pyodide.runPython("_c2_lazy_calculators()");
-    }
+    const browser = pyodide.pyimport("chapter2._browser");
+    if (cfg.lazyCalculators) calcModules = JSON.parse(new TextDecoder().decode(await download(cfg.calcIndex).bytes()));
     mark("chapter2");
-    helpers = { run: pyodide.globals.get("_c2_run"), exec: pyodide.globals.get("_c2_exec"), calc: pyodide.globals.get("_c2_calc") };
+    helpers = { run: browser.run, exec: browser.run_script, calc: browser.calc };
     mark("imports");
-    return pyodide.runPython("import chapter2, numpy; {'chapter2': chapter2.__version__, 'numpy': numpy.__version__}")
-      .toJs({ dict_converter: Object.fromEntries });
+    return JSON.parse(browser.versions());
   })();
   const versions = await Promise.race([boot, failed]);
   list.forEach((d) => d.release());

@@ -1,18 +1,29 @@
 """Calculators shown on the site; see `_registry` for the contract.
 
-Importing this package registers every calculator: each public submodule
-(one per chapter section) is imported here, so adding a module is enough.
+Each public submodule (one per chapter section) registers its calculators when it is imported; adding
+a module is enough. Importing this package imports none of them: `REGISTRY` (read here) and `get` of a
+calculator not registered yet import them all (`load_all`), while the browser's worker imports only the
+module of the calculator a page runs (`chapter2._browser.calc`). A submodule is also reachable as an
+attribute (`calculators.bottlenecks`), imported on first use.
 """
 
 import importlib
-import pkgutil
 
-from ._registry import (REGISTRY, Action, Calculator, Field, FieldError, Output, calculator, compute, compute_json, get,
+from ._registry import (Action, Calculator, Field, FieldError, Output, calculator, compute, compute_json, get, load_all,
                         render_chart)
 
-for _module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-    if not _module.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module.name}")
-
 __all__ = ["REGISTRY", "Action", "Calculator", "Field", "FieldError", "Output", "calculator", "compute", "compute_json", "get",
-           "render_chart"]
+           "load_all", "render_chart"]
+
+
+def __getattr__(name: str):
+    """`REGISTRY`: every calculator, all modules imported; a public submodule: imported now."""
+    if name == "REGISTRY":
+        return load_all()
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

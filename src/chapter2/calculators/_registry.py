@@ -14,8 +14,10 @@ shows inline next to the calculator.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import pkgutil
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable
@@ -172,7 +174,19 @@ def _check_steppers(name: str, fields) -> None:
             raise ValueError(f"calculator {name!r}: field {f.name!r}: its default must be within 0 .. {other.name}")
 
 
+def load_all() -> dict[str, Calculator]:
+    """Import every public module of chapter2.calculators (importing one registers its calculators); REGISTRY."""
+    package = importlib.import_module(__package__)
+    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__package__}.{module.name}")
+    return REGISTRY
+
+
 def get(name: str) -> Calculator:
+    """Calculator `name`; when its module is not imported yet, every calculator module is (`load_all`)."""
+    if name not in REGISTRY:
+        load_all()
     if name not in REGISTRY:
         raise KeyError(f"unknown calculator {name!r}; known: {', '.join(sorted(REGISTRY))}")
     return REGISTRY[name]
