@@ -138,3 +138,14 @@ def pass_flops(model, config: dict, *, width: int, height: int, frames: int = 1,
     with torch.no_grad(), guard, counter:
         model(**kw, return_dict=False)
     return counter.get_total_flops()
+
+
+def vae_decode(config: dict, *, width: int, height: int):
+    """(decoder + post_quant_conv parameters, FlopCounterMode's FLOPs of decoding one latent to width × height)."""
+    model = build(config)
+    factor = 2 ** (len(config["block_out_channels"]) - 1)
+    n = params(model.decoder) + (params(model.post_quant_conv) if model.post_quant_conv is not None else 0)
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        model.decode(_z(1, config["latent_channels"], height // factor, width // factor), return_dict=False)
+    return n, counter.get_total_flops()

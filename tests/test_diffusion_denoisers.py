@@ -12,7 +12,7 @@ from importlib import resources
 
 import pytest
 
-from chapter2.denoiser import SUPPORTED, Denoiser
+from chapter2.denoiser import SUPPORTED, Denoiser, vae_decoder
 
 oracle = pytest.importorskip("_diffusers_oracle")  # skips (or fails in CI) without torch / diffusers
 
@@ -158,3 +158,26 @@ def test_bad_input_names_the_class_field_and_value():
         d.pass_flops(width=1024, height=1024, frames=5)
     with pytest.raises(ValueError, match="frames must be 1 \\+ a multiple of 4"):
         Denoiser.from_diffusers(PUBLISHED["wan2.1-t2v-14b"]).pass_flops(width=832, height=480, frames=80)
+
+
+VAES = {p.name.removesuffix(".json"): json.loads(p.read_text())
+        for p in sorted((resources.files("chapter2") / "data" / "diffusion" / "vae").iterdir()) if p.name.endswith(".json")}
+
+
+@pytest.mark.parametrize("name", sorted(VAES))
+def test_vae_decoders_match_diffusers(name):
+    # The decoder half of AutoencoderKL (plus post_quant_conv when the config keeps it), one image at two sizes.
+    config = VAES[name]
+    assert config["_source"].startswith("https://huggingface.co/")
+    d = vae_decoder(config)
+    for w, h in ((512, 512), (1024, 768)):
+        n, flops = oracle.vae_decode(config, width=w, height=h)
+        assert d.params().total == n
+        assert d.pass_flops(w, h) == pytest.approx(flops, rel=TOL)
+
+
+def test_vae_decoder_rejects_other_classes():
+    with pytest.raises(ValueError, match="'AutoencoderKLWan'"):
+        vae_decoder({"_class_name": "AutoencoderKLWan"})
+    with pytest.raises(ValueError, match="'up_block_types' must list 4"):
+        vae_decoder({**VAES["sdxl-vae"], "up_block_types": ["UpDecoderBlock2D"]})

@@ -35,7 +35,7 @@ from ._checks import positive_int
 
 __all__ = ["Denoiser", "DenoiserParams", "PassFlops", "Linear", "Conv", "Attention", "LinearAttention", "Weights",
            "FAMILIES", "SUPPORTED", "IMAGE", "TEXT", "JOINT", "SAMPLE", "published_config",
-           "PUBLISHED"]
+           "PUBLISHED", "vae_decoder"]
 
 IMAGE, TEXT, JOINT, SAMPLE = "image", "text", "joint", "sample"
 
@@ -762,6 +762,53 @@ class Denoiser:
     def pass_flops(self, width, height, frames=1, text_tokens=None) -> int:
         """FLOPs of ONE forward pass of ONE sample (no CFG doubling), under the module's convention."""
         return self.pass_cost(width, height, frames, text_tokens).total
+
+
+# ------------------------------------------------------------------ the VAE decoder
+_VAE_DEFAULTS = dict(in_channels=3, out_channels=3, up_block_types=("UpDecoderBlock2D",), block_out_channels=(64,),
+                     layers_per_block=1, latent_channels=4, mid_block_add_attention=True, use_post_quant_conv=True)
+
+
+def vae_decoder(config) -> Denoiser:
+    """The decoder half of a diffusers AutoencoderKL (its vae/config.json), run once per image at the output size.
+
+    Rows are counted from the output: "s0" is every output pixel, "s1" a quarter of them, and the latent is
+    level len(block_out_channels) − 1. `pass_flops(width, height)` takes the image size in pixels; parameters are
+    the decoder's and post_quant_conv's (the encoder does not run in text-to-image).
+    """
+    if not isinstance(config, dict):
+        raise TypeError(f"config must be a dict parsed from a vae/config.json, got {type(config).__name__}")
+    if config.get("_class_name") != "AutoencoderKL":
+        raise ValueError(f"config _class_name must be 'AutoencoderKL', got {config.get('_class_name')!r}")
+    f = _Fields(config, _VAE_DEFAULTS)
+    chans = f.ints("block_out_channels")
+    up = f.raw("up_block_types")
+    if not isinstance(up, list | tuple) or len(up) != len(chans) or any(u != "UpDecoderBlock2D" for u in up):
+        raise ValueError(f"AutoencoderKL config field 'up_block_types' must list {len(chans)} 'UpDecoderBlock2D', "
+                         f"got {up!r}")
+    z, lpb, top = f.int("latent_channels"), f.int("layers_per_block"), len(chans) - 1
+    latent, c = f"s{top}", chans[-1]
+    parts = [Conv("conv_in", z, c, 9, latent), *_vae_resnet("mid.res", c, c, latent, 2)]
+    if f.flag("use_post_quant_conv"):
+        parts.append(Conv("post_quant_conv", z, z, 1, latent))
+    if f.flag("mid_block_add_attention"):  # one head as wide as the channels, over every latent pixel
+        parts += [Weights("mid.attn.norm", 2 * c), Linear("mid.attn.qkv", c, 3 * c, latent),
+                  Attention("mid.attn", latent, latent, c), Linear("mid.attn.out", c, c, latent)]
+    rev, prev = chans[::-1], chans[-1]
+    for i, c in enumerate(rev):
+        lvl = f"s{top - i}"
+        for j in range(lpb + 1):
+            parts += _vae_resnet(f"up{i}.res{j}", prev if j == 0 else c, c, lvl)
+        if i < top:
+            parts.append(Conv(f"up{i}.upsample", c, c, 9, f"s{top - i - 1}"))
+        prev = c
+    parts += [Weights("conv_norm_out", 2 * chans[0]), Conv("conv_out", chans[0], f.int("out_channels"), 9, "s0")]
+    return Denoiser("AutoencoderKL", tuple(parts), 1, 1, (1, 1, 1), z, 1, len(chans))
+
+
+def _vae_resnet(name, c_in, c_out, level, n=1):
+    """A VAE ResnetBlock2D: no timestep projection."""
+    return [p for p in _resnet(name, c_in, c_out, 1, level, n) if not isinstance(p, Linear)]
 
 
 # ------------------------------------------------------------------ published configs
