@@ -149,3 +149,29 @@ def vae_decode(config: dict, *, width: int, height: int):
     with torch.no_grad(), counter:
         model.decode(_z(1, config["latent_channels"], height // factor, width // factor), return_dict=False)
     return n, counter.get_total_flops()
+
+
+def text_encoder(config: dict, text: int):
+    """(parameters that run on the prompt, FlopCounterMode's FLOPs of encoding `text` tokens) from transformers.
+
+    Qwen2.5-VL: the language model and LM head (what the Qwen-Image pipeline runs on a text prompt); the vision
+    tower is left out of the count."""
+    transformers = require("transformers")
+    arch = config["architectures"][0]
+    fields = {k: v for k, v in config.items() if not k.startswith("_") and k != "architectures"}
+    kind = {"CLIPTextModel": "CLIPTextConfig", "CLIPTextModelWithProjection": "CLIPTextConfig",
+            "T5EncoderModel": "T5Config", "UMT5EncoderModel": "UMT5Config", "LlamaModel": "LlamaConfig",
+            "Gemma2Model": "Gemma2Config", "Qwen2_5_VLForConditionalGeneration": "Qwen2_5_VLConfig"}[arch]
+    if arch == "Qwen2_5_VLForConditionalGeneration":
+        cfg = getattr(transformers, kind)(text_config=fields, vision_config={"depth": 1}, **fields)
+    else:
+        cfg = getattr(transformers, kind)(**fields)
+    with META:
+        model = getattr(transformers, arch)(cfg).eval()
+    n = params(model)
+    if arch == "Qwen2_5_VLForConditionalGeneration":
+        n -= params(model.model.visual)
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        model(input_ids=torch.zeros(1, text, dtype=torch.long, device=META))
+    return n, counter.get_total_flops()

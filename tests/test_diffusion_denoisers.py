@@ -181,3 +181,29 @@ def test_vae_decoder_rejects_other_classes():
         vae_decoder({"_class_name": "AutoencoderKLWan"})
     with pytest.raises(ValueError, match="'up_block_types' must list 4"):
         vae_decoder({**VAES["sdxl-vae"], "up_block_types": ["UpDecoderBlock2D"]})
+
+
+ENCODERS = {p.name.removesuffix(".json"): json.loads(p.read_text()) for p in
+            sorted((resources.files("chapter2") / "data" / "diffusion" / "text_encoders").iterdir())
+            if p.name.endswith(".json")}
+
+
+@pytest.mark.parametrize("name", sorted(ENCODERS))
+def test_text_encoders_match_transformers(name):
+    # Parameters that run on the prompt and FLOPs of one prompt, against transformers on the meta device.
+    from chapter2.text_encoder import TextEncoder
+    config = ENCODERS[name]
+    assert config["_source"].startswith("https://huggingface.co/")
+    e = TextEncoder.from_transformers(config)
+    for tokens in (77, 300):
+        n, flops = oracle.text_encoder(config, tokens)
+        assert e.params == n
+        assert e.flops(tokens) == pytest.approx(flops, rel=TOL)
+
+
+def test_text_encoder_rejects_other_architectures():
+    from chapter2.text_encoder import TextEncoder
+    with pytest.raises(ValueError, match="'BertModel'"):
+        TextEncoder.from_transformers({"architectures": ["BertModel"]})
+    with pytest.raises(ValueError, match="'d_model' must be a positive whole number, got 0"):
+        TextEncoder.from_transformers({**ENCODERS["t5-v1_1-xxl-encoder"], "d_model": 0})
