@@ -32,7 +32,8 @@ def test_an_llm_pass_and_a_denoiser_pass_count_hidden_states_alike():
     assert dit.activation_bytes == hidden + tokens * 16 * 2 * 2 * b  # + the predicted latent, 16 x 2 x 2 per token
     # both totals are weights + KV cache + activations; a denoiser keeps no KV cache
     assert pre.bytes == pre.weight_bytes + pre.kv_bytes + pre.activation_bytes
-    assert dit.bytes == dit.weight_bytes + dit.activation_bytes == 20e9 * b + dit.activation_bytes
+    # Qwen-Image's 20,430,401,088 parameters (diffusers, from transformer/config.json)
+    assert dit.bytes == dit.weight_bytes + dit.activation_bytes == 20_430_401_088 * b + dit.activation_bytes
 
 
 def test_a_decode_step_counts_one_tokens_hidden_states_and_logits():

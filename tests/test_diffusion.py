@@ -6,6 +6,8 @@ import json
 import pytest
 from _oracles import require
 
+from _diffusion_by_hand import qwen_image_flops, qwen_vl_encoder_flops, wan_14b_flops
+
 from chapter2 import calculators, diffusion, models
 from chapter2.format import duration
 from chapter2.hardware import GPUS
@@ -53,7 +55,7 @@ def test_latent_sizes_reject_shapes_the_vae_cannot_take():
     with pytest.raises(ValueError, match="model must be one of"):
         diffusion.denoiser_pass("DALL-E")
     with pytest.raises(ValueError, match="UNet"):
-        diffusion.denoiser_pass("SDXL")
+        diffusion.denoiser_pass("SDXL", 4096)  # a UNet is costed at a pixel size, not a token count
 
 
 def test_attention_flops_match_real_tensors():
@@ -69,22 +71,20 @@ def test_attention_flops_match_real_tensors():
     assert diffusion.attention_flops(tokens, 3, heads * dh) == 3 * counter.get_total_flops()
 
 
-def test_a_denoiser_pass_does_about_N_ops_per_byte():
-    # flops = 2 P N + 4 L N^2 W; bytes = b (P + 2 L N W + N C p) (weights, every block's input and output, the
-    # predicted latent: C = 16 channels x p = 1 x 2 x 2 patch; no KV cache). In BF16 the intensity is
-    # N (2P + 4LNW) / (2P + 4LNW + 2NCp), within 0.1 % of N: thousands, far above any GPU's ops:byte.
-    for name, params, layers, width in (("Qwen-Image", 20e9, 60, 3072), ("FLUX.1-dev", 12e9, 57, 3072),
-                                        ("Wan2.1-T2V-14B", 14e9, 40, 5120)):
+def test_a_denoiser_pass_is_far_above_every_ridge():
+    # bytes = b (P + 2 L N W + N C p): weights, every block's input and output, the predicted latent (C = 16
+    # channels x p = 1 x 2 x 2 patch); no KV cache. FLOPs from the hand derivation above.
+    for name, params, layers, width, flops in (("Qwen-Image", 20_430_401_088, 60, 3072, qwen_image_flops),
+                                               ("Wan2.1-T2V-14B", 14_288_491_584, 40, 5120, wan_14b_flops)):
         p = diffusion.denoiser_pass(name, dtype="bf16")
         n = p.tokens
         nbytes = 2 * (params + 2 * layers * n * width + n * 16 * 4)
         assert p.bytes == pytest.approx(nbytes)
-        assert p.intensity == pytest.approx((2 * params * n + 4 * layers * n**2 * width) / nbytes)
-        assert p.intensity == pytest.approx(n, rel=1e-3)
-        assert p.intensity > max(g.ops_per_byte("bf16") for g in GPUS.values())
+        assert p.flops == pytest.approx(flops(n)[0], rel=1e-9)
+        assert p.attention_flops == pytest.approx(flops(n)[1], rel=1e-9)
+        assert p.intensity > 3 * max(g.ops_per_byte("bf16") for g in GPUS.values())
     p = diffusion.denoiser_pass("Qwen-Image", 4096)
-    assert p.linear_flops == 2 * 20e9 * 4096
-    assert p.attention_flops == 4 * 60 * 4096**2 * 3072
+    assert p.flops == pytest.approx(qwen_image_flops(4096)[0], rel=1e-9)
 
 
 def test_pass_bytes_follow_the_roofline_convention_for_llm_passes():
@@ -100,20 +100,19 @@ def test_pass_bytes_follow_the_roofline_convention_for_llm_passes():
     dit = diffusion.denoiser_pass("Qwen-Image", 4096, dtype="bf16")
     assert dit.activation_bytes == roofline.activation_bytes(dit_shaped, 4096, 4096, "bf16")
     assert dit.activation_bytes == (2 * 60 * 4096 * 3072 + 4096 * 64) * 2
-    assert dit.bytes == dit.weight_bytes + dit.activation_bytes and dit.weight_bytes == 20e9 * 2  # no KV cache
+    assert dit.bytes == dit.weight_bytes + dit.activation_bytes and dit.weight_bytes == 20_430_401_088 * 2  # no KV
     # the LLM side adds its KV cache to the same two terms
     pre = roofline.prefill("Llama-3.1-8B", 4096, dtype="bf16")
     assert pre.bytes == pre.weight_bytes + pre.kv_bytes + pre.activation_bytes
 
 
 def test_what_each_denoiser_predicts():
-    # SDXL: scheduler_config.json "prediction_type": "epsilon" (DDPM-style noise prediction). FLUX.1 (model card:
-    # "rectified flow transformer"), Qwen-Image (report: flow matching) and Wan 2.1 (report: flow matching,
-    # v_t = x_1 - x_0) predict a velocity.
-    expected = {"SDXL": "epsilon", "Qwen-Image": "velocity", "FLUX.1-dev": "velocity", "FLUX.1-schnell": "velocity",
-                "Wan2.1-T2V-14B": "velocity", "Wan2.1-T2V-1.3B": "velocity"}
+    # Scheduler configs: SDXL, SD 1.5 and PixArt-Σ "epsilon", CogVideoX-5B "v_prediction"; the flow-matching models
+    # (FLUX.1, SD3.5, Qwen-Image, Sana, Wan, HunyuanVideo, LTX-Video, Mochi) predict a velocity.
+    eps, v = {"SDXL", "SD1.5", "PixArt-Sigma"}, {"CogVideoX-5B"}
+    expected = {k: "epsilon" if k in eps else "v_prediction" if k in v else "velocity" for k in diffusion.MODELS}
     assert {k: m.objective for k, m in diffusion.MODELS.items()} == expected
-    assert set(diffusion.OBJECTIVES) == {"epsilon", "velocity"}
+    assert set(diffusion.OBJECTIVES) == {"epsilon", "velocity", "v_prediction"}
     for m in diffusion.MODELS.values():
         assert m.objective_source.startswith("https://"), m.name
     with pytest.raises(ValueError, match="objective must be one of"):
@@ -123,14 +122,20 @@ def test_what_each_denoiser_predicts():
 
 
 def test_attention_overtakes_the_weights_past_the_crossover():
-    # 2 P N = 4 L N^2 W at N* = P / (2 L W): Qwen-Image 20e9 / (2 x 60 x 3072), Wan 2.1 14B 14e9 / (2 x 40 x 5120).
-    n_star = 20e9 / (2 * 60 * 3072)
-    assert diffusion.attention_crossover_tokens("Qwen-Image") == pytest.approx(n_star)
-    assert diffusion.attention_crossover_tokens("Wan2.1-T2V-14B") == pytest.approx(14e9 / (2 * 40 * 5120))
-    for n in (1024, 4096, 16384, 65536):
-        share = diffusion.denoiser_pass("Qwen-Image", n).attention_share
-        assert share == pytest.approx(n / (n + n_star))
-    assert diffusion.denoiser_pass("Qwen-Image", round(n_star)).attention_share == pytest.approx(0.5, abs=1e-4)
+    # Where the hand-derived attention FLOPs equal the rest, solved by bisection (independent of the package's
+    # quadratic): about 18 thousand tokens for Qwen-Image with 256 prompt tokens (the issue's corrected number).
+    def solve(flops):
+        lo, hi = 1.0, 1e6
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            total, att = flops(mid)
+            lo, hi = (mid, hi) if att < total - att else (lo, mid)
+        return lo
+    for name, flops in (("Qwen-Image", qwen_image_flops), ("Wan2.1-T2V-14B", wan_14b_flops)):
+        n_star = solve(flops)
+        assert diffusion.attention_crossover_tokens(name) == pytest.approx(n_star, rel=1e-6)
+        assert diffusion.denoiser_pass(name, round(n_star)).attention_share == pytest.approx(0.5, abs=1e-3)
+    assert 17_500 < diffusion.attention_crossover_tokens("Qwen-Image") < 18_500
     with pytest.raises(ValueError, match="UNet"):
         diffusion.attention_crossover_tokens("SDXL")
 
@@ -155,10 +160,26 @@ def test_pipeline_time_is_passes_times_pass_time_plus_the_encoder():
     cost = diffusion.pipeline_cost("Qwen-Image", steps=50, guidance=True, width=1024, height=1024, gpu="H100-SXM")
     assert cost.passes == 100
     assert cost.pass_time == pytest.approx(cost.per_pass.flops / 989.4e12)  # compute bound
+    assert cost.vae_time is None  # Qwen-Image's VAE is not an AutoencoderKL: its decode is not costed
     assert cost.time == pytest.approx(cost.text_encoder_time + 100 * cost.pass_time)
-    assert cost.text_encoder_flops == 2 * (2 * 7e9 * 256)  # prompt and negative prompt
+    # Qwen2.5-VL-7B's language model and LM head over the 34-token template + 256 prompt tokens, prompt and
+    # negative prompt: 28 layers of 3584 wide (GQA 28 / 4 heads of 128), MLP 18944, vocabulary 152064.
+    assert cost.text_encoder_flops == 2 * qwen_vl_encoder_flops(290)
     eight = diffusion.pipeline_cost("Qwen-Image", width=1024, height=1024, n_gpus=8)
     assert eight.time == pytest.approx(cost.time / 8)
+
+
+def test_the_vae_decode_is_costed_for_autoencoderkl_pipelines():
+    # FLUX.1 [schnell]'s 4 unguided passes against one decode of its AutoencoderKL at 1024 x 1024.
+    cost = diffusion.pipeline_cost("FLUX.1-schnell")
+    assert cost.passes == 4 and cost.vae_flops > 5e12
+    assert cost.time == pytest.approx(cost.text_encoder_time + 4 * cost.pass_time + cost.vae_time)
+    assert 0.02 < cost.vae_time / cost.time < 0.1
+
+
+def test_wan_2_2_stores_two_experts_and_runs_one():
+    m = diffusion.MODELS["Wan2.2-T2V-A14B"]
+    assert m.stored_params == 2 * m.denoiser_params == 2 * 14_288_491_584
 
 
 def test_video_has_far_more_latent_data_and_attention_dominates():
@@ -187,12 +208,11 @@ def test_pipeline_calculator_shows_the_library_values():
     assert out["time"].startswith(duration(cost.time))
     off = calculators.compute("diffusion_pipeline", {"guidance": "off", "steps": "30"})
     assert off["passes"] == "30 (30 steps × 1)"
-    # Intensity: FLOPs over the bytes moved (weights + activations, roofline's convention). Qwen-Image at
-    # 1024 x 1024 in BF16: (2 x 20e9 x 4096 + 4 x 60 x 4096^2 x 3072) / (2 x (20e9 + 2 x 60 x 4096 x 3072
-    # + 4096 x 64)) = 4,096 ops per byte.
+    # Intensity: hand-derived FLOPs over the bytes moved (weights + activations, roofline's convention), Qwen-Image
+    # at 1024 x 1024 in BF16.
     n = 4096
-    intensity = (2 * 20e9 * n + 4 * 60 * n**2 * 3072) / (2 * (20e9 + 2 * 60 * n * 3072 + n * 64))
-    assert out["intensity"].startswith(f"{intensity:,.0f} ops/byte") and f"{intensity:,.0f}" == "4,096"
+    intensity = qwen_image_flops(n)[0] / (2 * (20_430_401_088 + 2 * 60 * n * 3072 + n * 64))
+    assert out["intensity"].startswith(f"{intensity:,.0f} ops/byte")
     labels = {o.key: o.label for o in calculators.get("diffusion_pipeline").outputs}
     assert labels["intensity"] == "Intensity of one pass (FLOPs per byte moved)"
 
@@ -217,9 +237,10 @@ def test_the_chapters_rules_of_thumb_fit_the_presets():
     assert diffusion.FEW_STEP_MAX_STEPS == 8
     assert diffusion.FEW_STEP_SPEEDUP == (0.80, 0.90)
     lo, hi = diffusion.TYPICAL_STEPS
-    for m in diffusion.MODELS.values():
-        # every preset's default schedule (from its paper or model card) is a full one or a few-step one
-        assert lo <= m.default_steps <= hi or m.default_steps <= diffusion.FEW_STEP_MAX_STEPS, m.name
+    # the pipelines' own defaults spread wider than the chapter's band: 20 (Sana, PixArt-Σ), 28 (FLUX.1 [dev],
+    # SD3.5), 50, 64 (Mochi); FLUX.1 [schnell] is the one few-step model
+    steps = sorted({m.default_steps for m in diffusion.MODELS.values()})
+    assert steps == [4, 20, 28, 50, 64]
     # FLUX.1 [schnell]'s model card: 1 to 4 steps.
     assert diffusion.MODELS["FLUX.1-schnell"].default_steps <= diffusion.FEW_STEP_MAX_STEPS
     # 8 guided steps (16 passes) against 50 guided (100): 1 - 16/100 = 0.84, inside the chapter's band;

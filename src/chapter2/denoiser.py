@@ -814,7 +814,7 @@ def _vae_resnet(name, c_in, c_out, level, n=1):
 # ------------------------------------------------------------------ published configs
 PUBLISHED = ("flux1-dev", "flux1-schnell", "sd3.5-medium", "sd3.5-large", "qwen-image", "sana-1600m-1024px",
              "pixart-sigma-xl-2-1024", "sdxl-base-1.0", "sd1.5", "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "hunyuanvideo",
-             "ltx-video", "cogvideox-5b", "mochi-1-preview")
+             "ltx-video", "cogvideox-5b", "mochi-1-preview", "wan2.2-t2v-a14b")
 """The denoiser configs shipped in chapter2/data/diffusion/denoisers, each a published transformer/ or unet/
 config.json with its `_source` URL."""
 

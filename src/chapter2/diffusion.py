@@ -48,11 +48,14 @@ not costed) and times are lower bounds at peak throughput.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from importlib import resources
 
 from ._checks import dtype_bytes as _dtype_bytes
 from ._checks import positive_int
-from .denoiser import Denoiser
+from .denoiser import Denoiser, published_config, vae_decoder
+from .text_encoder import TextEncoder
 from .hardware import get_gpu, tensor_dtype
 
 __all__ = [
@@ -163,51 +166,101 @@ OBJECTIVES = {
     # dx_t/dt, the difference between the two (data - noise when time runs from noise to data, as in the Wan
     # report; noise - data in SD3's convention, where time runs from data to noise).
     "velocity": "a velocity, the difference between the clean latent and the noise (flow matching)",
+    # Salimans and Ho 2022, "Progressive Distillation", arXiv:2202.00512: v = alpha_t eps - sigma_t x_0, a blend of
+    # the noise and the clean latent weighted by the noise schedule (CogVideoX's scheduler: "v_prediction").
+    "v_prediction": "v, a schedule-weighted blend of the noise and the clean latent (v-prediction)",
+}
+
+
+GUIDANCE_MODES = {
+    "cfg": 2,  # classifier-free guidance: a pass with the prompt and one without, every step
+    "distilled": 1,  # guidance distilled into the model (FLUX.1 [dev], HunyuanVideo): the scale is an input
+    "none": 1,  # no guidance at all (FLUX.1 [schnell])
 }
 
 
 @dataclass(frozen=True)
 class DiffusionModel:
-    """A text-to-image or text-to-video pipeline, in the sizes that set its cost.
+    """A text-to-image or text-to-video pipeline, read from one description: its model_index.json-level file in
+    chapter2/data/diffusion/pipelines (each component with its `_source`). Sizes are exact from the configs:
 
-    `width` is the attention width (heads x head dim) and `n_layers` the
-    transformer blocks of the denoiser; None for a UNet, whose convolutions
-    this first-order model does not cost. `patch` is (time, height, width).
-    `objective` is what the denoiser predicts (a key of `OBJECTIVES`), with
-    `objective_source` the paper, model card or config that says so.
+    `denoiser` (chapter2.denoiser) from transformer/ or unet/config.json; `encoders` ((TextEncoder, prompt tokens)
+    per text encoder, chapter2.text_encoder); `vae_decoder` from vae/config.json when it is an AutoencoderKL
+    (None for the video and DC-AE VAEs, whose decode is not costed). `patch` is (time, height, width).
+    `objective` is what the denoiser predicts (a key of `OBJECTIVES`), `objective_source` who says so.
+    A model with two experts (Wan 2.2 A14B) stores `stored_params` and runs `denoiser_params` per pass.
     """
 
+    key: str
     name: str
     kind: str  # "image" or "video"
     architecture: str  # "DiT", "MMDiT" or "UNet"
-    denoiser_params: float
-    text_encoder: str
-    text_encoder_params: float
-    text_tokens: int
-    vae_spatial: int
-    vae_temporal: int
-    latent_channels: int
-    patch: tuple
-    n_layers: int | None
+    denoiser: Denoiser
+    encoders: tuple  # ((TextEncoder, tokens), ...)
+    vae: dict  # the pipeline's vae entry (class, factors, config name or None, _source)
+    vae_decoder: Denoiser | None
+    text_tokens: int  # prompt tokens the denoiser sees
+    n_layers: int | None  # blocks of a transformer denoiser (for its activation bytes); None for a UNet
     width: int | None
     default_steps: int
-    guidance: bool
+    guidance_mode: str  # a key of GUIDANCE_MODES
     default_size: tuple  # (width, height) in pixels
     default_frames: int
     source: str
-    fps: int | None = None  # playback frame rate of a video model's clips (None for image models)
-    objective: str = ""  # "epsilon" or "velocity" (`OBJECTIVES`)
-    objective_source: str = ""
+    fps: int | None
+    objective: str
+    objective_source: str
+    experts: int = 1
 
     def __post_init__(self):
         if self.objective not in OBJECTIVES:
             raise ValueError(f"{self.name}: objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
         if not self.objective_source.startswith("https://"):
             raise ValueError(f"{self.name}: objective_source must cite a paper, model card or config (https://...)")
+        if self.guidance_mode not in GUIDANCE_MODES:
+            raise ValueError(f"{self.name}: guidance must be one of {', '.join(GUIDANCE_MODES)}, got {self.guidance_mode!r}")
+
+    @property
+    def guidance(self) -> bool:
+        """True when each step runs two passes (classifier-free guidance)."""
+        return self.guidance_mode == "cfg"
+
+    @property
+    def denoiser_params(self) -> int:
+        """Parameters one pass runs (one expert of a two-expert model)."""
+        return self.denoiser.params().total
+
+    @property
+    def stored_params(self) -> int:
+        return self.experts * self.denoiser_params
+
+    @property
+    def text_encoder(self) -> str:
+        return " + ".join(e.architecture for e, _ in self.encoders)
+
+    @property
+    def text_encoder_params(self) -> int:
+        return sum(e.params for e, _ in self.encoders)
+
+    @property
+    def vae_spatial(self) -> int:
+        return self.denoiser.vae_spatial
+
+    @property
+    def vae_temporal(self) -> int:
+        return self.denoiser.vae_temporal
+
+    @property
+    def latent_channels(self) -> int:
+        return self.denoiser.latent_channels
+
+    @property
+    def patch(self) -> tuple:
+        return self.denoiser.patch
 
     @property
     def costed(self) -> bool:
-        return self.n_layers is not None
+        return True
 
     @property
     def clip_seconds(self) -> float:
@@ -220,80 +273,49 @@ class DiffusionModel:
         width = self.default_size[0] if width is None else width
         height = self.default_size[1] if height is None else height
         frames = self.default_frames if frames is None else frames
-        if self.kind == "image":
-            if positive_int("frames", frames) != 1:
-                raise ValueError(f"{self.name} makes images: frames must be 1, got {frames}")
-            return latent_tokens_image(width, height, self.vae_spatial, self.patch[1])
-        return latent_tokens_video(frames, width, height, self.vae_spatial, self.vae_temporal, self.patch)
+        if self.kind == "image" and positive_int("frames", frames) != 1:
+            raise ValueError(f"{self.name} makes images: frames must be 1, got {frames}")
+        return self.denoiser.tokens(width, height, frames)
 
 
-MODELS = {
-    # SDXL: Podell et al. 2023, "SDXL: Improving Latent Diffusion Models for High-Resolution Image
-    # Synthesis", arXiv:2307.01952: 2.6B-parameter UNet, two CLIP text encoders with 817M parameters in
-    # total, VAE with 8x downsampling and 4 latent channels, 1024x1024 base resolution.
-    "SDXL": DiffusionModel(
-        "SDXL", "image", "UNet", 2.6e9, "CLIP ViT-L + OpenCLIP ViT-bigG", 0.817e9, 77,
-        8, 1, 4, (1, 1, 1), None, None, 50, True, (1024, 1024), 1,
-        "https://arxiv.org/abs/2307.01952",
-        # DDPM-style noise prediction: the base model's scheduler config says "prediction_type": "epsilon".
-        objective="epsilon",
-        objective_source="https://huggingface.co/stabilityai/stable-diffusion-xl-base-1.0/blob/main/scheduler/"
-                         "scheduler_config.json",
-    ),
-    # Qwen-Image: Qwen team 2025, "Qwen-Image Technical Report", arXiv:2508.02324: Qwen2.5-VL (7B) as
-    # the condition encoder, a 20B MMDiT, a VAE with 8x spatial compression and 16 channels. Transformer
-    # config (Qwen/Qwen-Image, transformer/config.json): 60 layers, 24 heads x 128 = 3072 wide, patch 2.
-    # Defaults from the model card: 50 steps, true CFG (scale 4), 1328x1328 for 1:1. The prompt is not
-    # padded to a fixed length; 256 tokens is an assumption (the encoder's share is tiny either way).
-    "Qwen-Image": DiffusionModel(
-        "Qwen-Image", "image", "MMDiT", 20e9, "Qwen2.5-VL-7B", 7e9, 256,
-        8, 1, 16, (1, 2, 2), 60, 3072, 50, True, (1328, 1328), 1,
-        "https://arxiv.org/abs/2508.02324 ; https://huggingface.co/Qwen/Qwen-Image",
-        # Trained with a flow-matching objective (the report's pre-training section); the pipeline samples
-        # with diffusers' FlowMatchEulerDiscreteScheduler (scheduler/scheduler_config.json).
-        objective="velocity", objective_source="https://arxiv.org/abs/2508.02324",
-    ),
-    # FLUX.1 [dev]: Black Forest Labs model card: a 12B rectified-flow transformer trained with guidance
-    # distillation (one pass per step). diffusers FluxTransformer2DModel config: 19 double-stream + 38
-    # single-stream blocks, 24 heads x 128 = 3072 wide, 2x2 patches over a 16-channel, 8x VAE latent;
-    # T5-XXL encoder (4.7B) + CLIP-L text model (0.12B), prompts padded to 512 tokens.
-    "FLUX.1-dev": DiffusionModel(
-        "FLUX.1-dev", "image", "MMDiT", 12e9, "T5-XXL encoder + CLIP-L", 4.8e9, 512,
-        8, 1, 16, (1, 2, 2), 57, 3072, 50, False, (1024, 1024), 1,
-        "https://huggingface.co/black-forest-labs/FLUX.1-dev",
-        # The model card: "a 12 billion parameter rectified flow transformer" (rectified flow as in SD3,
-        # arXiv:2403.03206); diffusers samples it with FlowMatchEulerDiscreteScheduler.
-        objective="velocity", objective_source="https://huggingface.co/black-forest-labs/FLUX.1-dev",
-    ),
-    # FLUX.1 [schnell]: same architecture, timestep-distilled to 1-4 steps, no CFG, 256 text tokens.
-    "FLUX.1-schnell": DiffusionModel(
-        "FLUX.1-schnell", "image", "MMDiT", 12e9, "T5-XXL encoder + CLIP-L", 4.8e9, 256,
-        8, 1, 16, (1, 2, 2), 57, 3072, 4, False, (1024, 1024), 1,
-        "https://huggingface.co/black-forest-labs/FLUX.1-schnell",
-        objective="velocity", objective_source="https://huggingface.co/black-forest-labs/FLUX.1-schnell",
-    ),
-    # Wan 2.1: Wan team 2025, "Wan: Open and Advanced Large-Scale Video Generative Models",
-    # arXiv:2503.20314, and github.com/Wan-Video/Wan2.1 (wan/configs): Wan-VAE compresses 4x in time and
-    # 8x in space (vae_stride (4, 8, 8)) into 16 channels; patch (1, 2, 2); 14B: dim 5120, 40 layers;
-    # umT5-XXL text encoder (its BF16 encoder checkpoint is 11.4 GB: about 5.7B parameters), 512 text
-    # tokens; 81 frames played at 16 fps (wan/configs/shared_config.py: sample_fps = 16), 50 sampling
-    # steps with CFG (scale 5).
-    "Wan2.1-T2V-14B": DiffusionModel(
-        "Wan2.1-T2V-14B", "video", "DiT", 14e9, "umT5-XXL encoder", 5.7e9, 512,
-        8, 4, 16, (1, 2, 2), 40, 5120, 50, True, (1280, 720), 81,
-        "https://arxiv.org/abs/2503.20314 ; https://github.com/Wan-Video/Wan2.1", fps=16,
-        # The Wan report: trained with flow matching (rectified flow), x_t = t x_1 + (1 - t) x_0 with x_1 the
-        # latent and x_0 the noise; the model predicts the velocity v_t = x_1 - x_0.
-        objective="velocity", objective_source="https://arxiv.org/abs/2503.20314",
-    ),
-    # Wan 2.1 1.3B: dim 1536, 30 layers, same VAE and patching; 480p (832x480) is its native size.
-    "Wan2.1-T2V-1.3B": DiffusionModel(
-        "Wan2.1-T2V-1.3B", "video", "DiT", 1.3e9, "umT5-XXL encoder", 5.7e9, 512,
-        8, 4, 16, (1, 2, 2), 30, 1536, 50, True, (832, 480), 81,
-        "https://arxiv.org/abs/2503.20314 ; https://github.com/Wan-Video/Wan2.1", fps=16,
-        objective="velocity", objective_source="https://arxiv.org/abs/2503.20314",
-    ),
-}
+def _data(*parts) -> dict:
+    path = resources.files("chapter2").joinpath("data", "diffusion", *parts)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+_MMDIT = ("FluxTransformer2DModel", "SD3Transformer2DModel", "QwenImageTransformer2DModel",
+          "HunyuanVideoTransformer3DModel", "MochiTransformer3DModel")
+
+
+def load_pipeline(key) -> DiffusionModel:
+    """The pipeline described in chapter2/data/diffusion/pipelines/<key>.json (`PIPELINES`)."""
+    if key not in PIPELINES:
+        raise ValueError(f"key must be one of {', '.join(PIPELINES)}, got {key!r}")
+    p = _data("pipelines", f"{key}.json")
+    vae, dflt = p["vae"], p["defaults"]
+    config = published_config(p["transformer"])
+    den = Denoiser.from_diffusers(config, vae_spatial=vae["spatial"], vae_temporal=vae["temporal"])
+    cls = config["_class_name"]
+    unet = cls == "UNet2DConditionModel"
+    arch = "UNet" if unet else "MMDiT" if cls in _MMDIT else "DiT"
+    layers = None if unet else config.get("num_layers", 0) + config.get("num_single_layers", 0) or None
+    width = None if unet else config["num_attention_heads"] * config["attention_head_dim"]
+    encoders = tuple((TextEncoder.from_transformers(_data("text_encoders", f"{e['config']}.json")), e["tokens"])
+                     for e in p["text_encoders"])
+    decoder = vae_decoder(_data("vae", f"{vae['config']}.json")) if vae["config"] else None
+    return DiffusionModel(
+        key, p["name"], p["kind"], arch, den, encoders, vae, decoder, dflt["denoiser_text_tokens"], layers, width,
+        dflt["steps"], dflt["guidance"], (dflt["width"], dflt["height"]), dflt["frames"], p["_source"], dflt["fps"],
+        p["objective"], p["objective_source"], experts=2 if p.get("transformer_2") else 1)
+
+
+PIPELINES = ("flux1-dev", "flux1-schnell", "sd3.5-medium", "sd3.5-large", "qwen-image", "sana-1600m-1024px",
+             "pixart-sigma", "sdxl", "sd1.5", "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "wan2.2-t2v-a14b", "hunyuanvideo",
+             "ltx-video", "cogvideox-5b", "mochi-1-preview")
+"""The shipped pipeline descriptions (chapter2/data/diffusion/pipelines)."""
+
+MODELS = {m.name: m for m in map(load_pipeline, PIPELINES)}
+"""Every shipped pipeline by its display name ("FLUX.1-dev", "Qwen-Image", "Wan2.1-T2V-14B", ...)."""
 
 
 @dataclass(frozen=True)
@@ -310,15 +332,17 @@ class PublishedSize:
 # Denoiser sizes as published, to weigh the chapter's "video models have three to five times the parameters
 # of image models" (section 2.3.3). The page's presets come from `MODELS`; the rest are cited here.
 PUBLISHED_SIZES = (  # image models, then video models, each by release date
-    PublishedSize("SDXL", "image", "2023-07", MODELS["SDXL"].denoiser_params, MODELS["SDXL"].source),
+    # SDXL paper (arXiv:2307.01952): "a 2.6B parameter UNet".
+    PublishedSize("SDXL", "image", "2023-07", 2.6e9, "https://arxiv.org/abs/2307.01952"),
     # OpenAI's DALL-E 3 paper ("Improving Image Generation with Better Captions") and system card give no size.
     PublishedSize("DALL·E 3", "image", "2023-10", None, "https://cdn.openai.com/papers/dall-e-3.pdf"),
-    PublishedSize("FLUX.1 [dev]", "image", "2024-08", MODELS["FLUX.1-dev"].denoiser_params,
-                  MODELS["FLUX.1-dev"].source),
+    # The model card: "a 12 billion parameter rectified flow transformer".
+    PublishedSize("FLUX.1 [dev]", "image", "2024-08", 12e9, "https://huggingface.co/black-forest-labs/FLUX.1-dev"),
     # Stability AI's release post: "At 8.1 billion parameters" (an MMDiT, rectified flow like SD3).
     PublishedSize("Stable Diffusion 3.5 Large", "image", "2024-10", 8.1e9,
                   "https://stability.ai/news/introducing-stable-diffusion-3-5"),
-    PublishedSize("Qwen-Image", "image", "2025-08", MODELS["Qwen-Image"].denoiser_params,
+    # The Qwen-Image report: a 20B MMDiT.
+    PublishedSize("Qwen-Image", "image", "2025-08", 20e9,
                   "https://arxiv.org/abs/2508.02324"),
     # OpenAI's Sora technical report ("Video generation models as world simulators") gives no size.
     PublishedSize("Sora", "video", "2024-02", None,
@@ -327,9 +351,10 @@ PUBLISHED_SIZES = (  # image models, then video models, each by release date
     PublishedSize("Movie Gen Video", "video", "2024-10", 30e9, "https://arxiv.org/abs/2410.13720"),
     # HunyuanVideo (Tencent), arXiv:2412.03603: "a video generative model with over 13 billion parameters".
     PublishedSize("HunyuanVideo", "video", "2024-12", 13e9, "https://arxiv.org/abs/2412.03603"),
-    PublishedSize("Wan 2.1 T2V 1.3B", "video", "2025-02", MODELS["Wan2.1-T2V-1.3B"].denoiser_params,
+    # The Wan report: 1.3B and 14B models.
+    PublishedSize("Wan 2.1 T2V 1.3B", "video", "2025-02", 1.3e9,
                   "https://arxiv.org/abs/2503.20314"),
-    PublishedSize("Wan 2.1 T2V 14B", "video", "2025-02", MODELS["Wan2.1-T2V-14B"].denoiser_params,
+    PublishedSize("Wan 2.1 T2V 14B", "video", "2025-02", 14e9,
                   "https://arxiv.org/abs/2503.20314"),
     # Step-Video-T2V (StepFun), arXiv:2502.10248: "a state-of-the-art text-to-video pre-trained model with 30B
     # parameters".
@@ -386,39 +411,44 @@ class PassCost:
         return self.attention_flops / self.flops
 
 
-def denoiser_pass(model, tokens=None, *, dtype="bf16") -> PassCost:
-    """Cost of one denoiser pass: 2 x params x tokens for the weights, plus attention over the latent."""
-    m = get_model(model)
-    if not m.costed:
-        raise ValueError(f"{m.name} has a {m.architecture} denoiser; this model only costs transformer denoisers")
-    tokens = m.tokens() if tokens is None else positive_int("tokens", tokens)
+def _pass_cost(m: DiffusionModel, flops, dtype) -> PassCost:
+    """A PassCost from the exact FLOPs (`chapter2.denoiser.PassFlops`) and the byte convention above. A UNet's
+    activations change width at every resolution; its bytes here are the weights and the predicted latent."""
     b = _dtype_bytes("dtype", tensor_dtype(dtype))
     out_per_token = m.latent_channels * m.patch[0] * m.patch[1] * m.patch[2]  # the predicted latent patch
+    hidden = 2.0 * m.n_layers * flops.tokens * m.width if m.n_layers else 0.0
     return PassCost(
-        tokens=tokens,
-        linear_flops=2.0 * m.denoiser_params * tokens,
-        attention_flops=attention_flops(tokens, m.n_layers, m.width),
+        tokens=flops.tokens,
+        linear_flops=float(flops.linear + flops.conv),
+        attention_flops=float(flops.attention),
         weight_bytes=m.denoiser_params * b,
-        activation_bytes=(2.0 * m.n_layers * tokens * m.width + tokens * out_per_token) * b,
+        activation_bytes=(hidden + flops.tokens * out_per_token) * b,
     )
 
 
-def attention_crossover_tokens(model) -> float:
-    """Latent tokens at which attention's FLOPs equal the weights': params / (2 x layers x width).
-
-    Per pass the weights do 2 x P x N FLOPs and attention 4 x L x N^2 x W, so
-    attention's share is N / (N + N*) with N* = P / (2 L W): below N* the
-    weights dominate, above it attention does.
-    """
+def denoiser_pass(model, tokens=None, *, dtype="bf16") -> PassCost:
+    """Cost of one denoiser pass over `tokens` latent tokens (default: the preset's size) with the preset's prompt
+    length: every matmul at the rows it sees and attention, from the exact denoiser (`chapter2.denoiser`)."""
     m = get_model(model)
-    if not m.costed:
-        raise ValueError(f"{m.name} has a {m.architecture} denoiser; this model only costs transformer denoisers")
-    return m.denoiser_params / (2.0 * m.n_layers * m.width)
+    if tokens is None:
+        w, h = m.default_size
+        return _pass_cost(m, m.denoiser.pass_cost(w, h, m.default_frames, m.text_tokens), dtype)
+    return _pass_cost(m, m.denoiser.cost_at_tokens(positive_int("tokens", tokens), m.text_tokens), dtype)
+
+
+def attention_crossover_tokens(model) -> float:
+    """Latent tokens at which attention's FLOPs equal the rest of a pass's (`Denoiser.attention_crossover_tokens`,
+    at the preset's prompt length). Below it the weight matmuls dominate, above it attention does."""
+    m = get_model(model)
+    return m.denoiser.attention_crossover_tokens(m.text_tokens)
 
 
 @dataclass(frozen=True)
 class PipelineCost:
-    """A whole request: encoder, `passes` denoiser passes, one VAE decode (not costed). Times are lower bounds."""
+    """A whole request: the text encoders, `passes` denoiser passes, one VAE decode. Times are lower bounds.
+
+    `vae_flops` / `vae_time` are None when the pipeline's VAE is not an AutoencoderKL (video VAEs, DC-AE): its
+    decode is then left out of `time`."""
 
     model: DiffusionModel
     steps: int
@@ -429,6 +459,8 @@ class PipelineCost:
     pass_time: float
     text_encoder_time: float
     n_gpus: int
+    vae_flops: float | None = None
+    vae_time: float | None = None
 
     @property
     def denoiser_flops(self) -> float:
@@ -436,7 +468,7 @@ class PipelineCost:
 
     @property
     def flops(self) -> float:
-        return self.text_encoder_flops + self.denoiser_flops
+        return self.text_encoder_flops + self.denoiser_flops + (self.vae_flops or 0.0)
 
     @property
     def denoiser_time(self) -> float:
@@ -444,30 +476,39 @@ class PipelineCost:
 
     @property
     def time(self) -> float:
-        return self.text_encoder_time + self.denoiser_time
+        return self.text_encoder_time + self.denoiser_time + (self.vae_time or 0.0)
 
 
 def pipeline_cost(model, *, steps=None, guidance=None, width=None, height=None, frames=None,
                   gpu="H100-SXM", dtype="bf16", n_gpus=1) -> PipelineCost:
     """Estimate one generation: passes, FLOPs and a lower-bound time on `n_gpus` GPUs.
 
-    Defaults come from the model (its usual steps, guidance and size). The
-    text encoder runs on the prompt, and with guidance on the negative prompt
-    too: 2 x params x text tokens each. Each pass takes max(flops / peak,
-    bytes / bandwidth); `n_gpus` splits every pass evenly (ideal sequence
-    parallelism, as video models use a whole node for one request).
+    Defaults come from the pipeline (its steps, guidance and size). Each text encoder runs on its prompt, and
+    with guidance on the negative prompt too (`TextEncoder.flops`); each pass takes max(flops / peak, bytes /
+    bandwidth); the VAE decoder runs once at the output size (AutoencoderKL pipelines). `n_gpus` splits all of it
+    evenly (ideal sequence parallelism, as video models use a whole node for one request). `guidance` (True or
+    False) overrides the pipeline's: True runs two passes a step.
     """
     m = get_model(model)
     steps = m.default_steps if steps is None else steps
     guidance = m.guidance if guidance is None else guidance
     n_gpus = positive_int("n_gpus", n_gpus)
     passes = denoiser_passes(steps, guidance)
-    per_pass = denoiser_pass(m, m.tokens(width, height, frames), dtype=dtype)
+    w = m.default_size[0] if width is None else width
+    h = m.default_size[1] if height is None else height
+    f = m.default_frames if frames is None else frames
+    m.tokens(w, h, f)  # the pipeline's own checks of the size
+    per_pass = _pass_cost(m, m.denoiser.pass_cost(w, h, f, m.text_tokens), dtype)
     g, d = get_gpu(gpu), tensor_dtype(dtype)
+    b = _dtype_bytes("dtype", d)
     peak, bw = g.peak_flops(d) * n_gpus, g.bandwidth * n_gpus
     pass_time = max(per_pass.flops / peak, per_pass.bytes / bw)
     prompts = 2 if guidance else 1
-    enc_flops = prompts * 2.0 * m.text_encoder_params * m.text_tokens
-    enc_bytes = m.text_encoder_params * _dtype_bytes("dtype", d)
-    enc_time = max(enc_flops / peak, enc_bytes / bw)
-    return PipelineCost(m, positive_int("steps", steps), guidance, passes, per_pass, enc_flops, pass_time, enc_time, n_gpus)
+    enc_flops = prompts * float(sum(e.flops(t) for e, t in m.encoders))
+    enc_time = max(enc_flops / peak, m.text_encoder_params * b / bw)
+    vae_flops = vae_time = None
+    if m.vae_decoder is not None:
+        vae_flops = float(m.vae_decoder.pass_flops(w, h))
+        vae_time = max(vae_flops / peak, m.vae_decoder.params().total * b / bw)
+    return PipelineCost(m, positive_int("steps", steps), guidance, passes, per_pass, enc_flops, pass_time, enc_time,
+                        n_gpus, vae_flops, vae_time)

@@ -1,7 +1,8 @@
 """Facts of section 2.3, "Image generation" (docs/image-generation.md).
 
-The model sizes, defaults and latent shapes come from the presets in
-`chapter2.diffusion.MODELS` (each cites its paper, model card or config); the
+The model sizes, defaults and latent shapes come from the pipelines in
+`chapter2.diffusion.MODELS`, each read from its published configs (denoiser, text encoders, VAE) and its
+pipeline's defaults, with every FLOP counted where it runs (`chapter2.denoiser`); the
 step counts the chapter gives as rules of thumb from `diffusion.TYPICAL_STEPS`,
 `FEW_STEP_MAX_STEPS` and `FEW_STEP_SPEEDUP`; what each denoiser predicts from
 `DiffusionModel.objective`; published parameter counts of other image and video
@@ -39,8 +40,8 @@ SCHNELL = "FLUX.1-schnell"
 
 
 NOMINAL_DIGITS = 2
-"""Significant digits of numbers computed from a model's nominal parameter count (Qwen-Image's "20B", Wan's
-"14B", a "7B" text encoder carry two at most): its lower-bound times and FLOPs per pass."""
+"""Significant digits of lower-bound times and FLOPs per pass: exact counts, but bounds at the GPU's peak, which no
+kernel reaches, so two digits say all they can."""
 
 
 def _duration(seconds: float) -> Num:
@@ -56,8 +57,8 @@ def _duration(seconds: float) -> Num:
 
 
 def _nominal_flops(flops: float) -> SI:
-    """FLOPs computed from a nominal parameter count, rounded to `NOMINAL_DIGITS` significant digits (176e12 ->
-    180 TFLOP: the format rule would print every digit of an integer part)."""
+    """FLOPs rounded to `NOMINAL_DIGITS` significant digits (73.1e12 -> 73 TFLOP: the format rule would print every
+    digit of an integer part)."""
     return SI(float(f"{flops:.{NOMINAL_DIGITS}g}"), "FLOP")
 
 
@@ -124,9 +125,9 @@ def few_step_model_names() -> Text:
 
 @fact
 def full_schedule_default_steps() -> Text:
-    """The default step counts (model cards) of every other preset in `diffusion.MODELS`, e.g. "50"."""
-    steps = {m.default_steps for m in diffusion.MODELS.values() if m.default_steps > diffusion.FEW_STEP_MAX_STEPS}
-    return Text(" or ".join(str(s) for s in sorted(steps)))
+    """The default step counts (pipeline defaults) of every other pipeline in `diffusion.MODELS`, e.g. "20, 28 or 50"."""
+    steps = sorted({m.default_steps for m in diffusion.MODELS.values() if m.default_steps > diffusion.FEW_STEP_MAX_STEPS})
+    return Text(", ".join(str(s) for s in steps[:-1]) + f" or {steps[-1]}" if len(steps) > 1 else str(steps[0]))
 
 
 @fact
@@ -167,7 +168,7 @@ def qwen_image_example_text_encoder_time() -> Num:
 
 @fact
 def qwen_image_weight_bytes() -> SI:
-    """Bytes of weights one Qwen-Image denoiser pass reads once: its 20B parameters in BF16."""
+    """Bytes of weights one Qwen-Image denoiser pass reads once: its parameters (transformer config) in BF16."""
     return Bytes(_qwen_example().per_pass.weight_bytes)
 
 
@@ -194,7 +195,8 @@ def qwen_image_example_memory_time() -> Num:
 
 
 # ------------------------------------------------------------------ architecture
-_OBJECTIVE_WORDS = {"epsilon": "the noise ε", "velocity": "a velocity (flow matching)"}
+_OBJECTIVE_WORDS = {"epsilon": "the noise ε", "velocity": "a velocity (flow matching)",
+                    "v_prediction": "v, a blend of noise and image (v-prediction)"}
 
 
 @fact
@@ -202,7 +204,7 @@ def objective_table() -> Table:
     """What each preset's denoiser predicts (`DiffusionModel.objective`) and the source that says so."""
     rows = tuple((Text(m.name), Text(_OBJECTIVE_WORDS[m.objective]), _link(m.objective_source))
                  for m in diffusion.MODELS.values())
-    return Table(("Preset", "Denoiser predicts", "Source"), rows, align="lll")
+    return Table(("Pipeline", "Denoiser predicts", "Source"), rows, align="lll")
 
 
 @fact
@@ -242,19 +244,20 @@ def latent_table() -> Table:
 
 @fact
 def sdxl_unet_params_billions() -> Num:
-    """SDXL's UNet parameters in billions (arXiv:2307.01952: 2.6B)."""
+    """SDXL's UNet parameters in billions (unet/config.json, counted exactly; the paper says 2.6B)."""
     return Num(diffusion.MODELS["SDXL"].denoiser_params / 1e9, 2)
 
 
 @fact
 def qwen_image_text_encoder_params_billions() -> Num:
-    """Qwen-Image's text encoder (Qwen2.5-VL-7B) parameters in billions (arXiv:2508.02324)."""
+    """Parameters of Qwen-Image's text encoder that run on the prompt (Qwen2.5-VL-7B's language model and LM head,
+    text_encoder/config.json), in billions."""
     return Num(diffusion.MODELS[QWEN].text_encoder_params / 1e9, 2)
 
 
 @fact
 def qwen_image_denoiser_params_billions() -> Num:
-    """Qwen-Image's MMDiT denoiser parameters in billions (arXiv:2508.02324: 20B)."""
+    """Qwen-Image's MMDiT denoiser parameters in billions (transformer/config.json, counted exactly)."""
     return Num(diffusion.MODELS[QWEN].denoiser_params / 1e9, 2)
 
 
@@ -272,20 +275,21 @@ def qwen_image_example_tokens() -> Int:
 
 @fact
 def qwen_image_example_pass_flops() -> SI:
-    """FLOPs of one Qwen-Image denoiser pass at the example size: 2·params·tokens + attention."""
+    """FLOPs of one Qwen-Image denoiser pass at the example size: every matmul at the rows it sees, and attention."""
     return _nominal_flops(_qwen_example().per_pass.flops)
 
 
 @fact
 def qwen_image_example_attention_share() -> Pct:
-    """Attention's share of the FLOPs of one Qwen-Image pass at the example size (4·layers·tokens²·width)."""
+    """Attention's share of the FLOPs of one Qwen-Image pass at the example size (joint over image + text tokens)."""
     return Pct(_qwen_example().per_pass.attention_share)
 
 
 @fact
 def attention_share_table() -> Table:
-    """Weight FLOPs (2·params·tokens), attention FLOPs (4·layers·tokens²·width) and attention's share of one
-    denoiser pass, for Qwen-Image from 512² to 2048², FLUX.1 [dev] at 1024² and Wan 2.1 14B's default clip."""
+    """FLOPs of the weight matmuls and convolutions, of attention (QKᵀ and PV) and attention's share of one
+    denoiser pass (`diffusion.denoiser_pass`, exact from the configs), for Qwen-Image from 512² to 2048², FLUX.1 [dev]
+    at 1024² and Wan 2.1 14B's default clip."""
     rows = []
     for name, w, h in ATTENTION_SIZES:
         m = diffusion.MODELS[name]
@@ -299,8 +303,8 @@ def attention_share_table() -> Table:
 
 @fact
 def qwen_image_crossover_thousand_tokens() -> Num:
-    """Latent tokens, in thousands, at which attention's FLOPs equal the weights' in a Qwen-Image pass:
-    params ÷ (2·layers·width) (`diffusion.attention_crossover_tokens`), two significant digits."""
+    """Latent tokens, in thousands, at which attention's FLOPs equal the rest of a Qwen-Image pass
+    (`diffusion.attention_crossover_tokens`, with its 256 prompt tokens), two significant digits."""
     return Num(diffusion.attention_crossover_tokens(QWEN) / 1e3, 2)
 
 
