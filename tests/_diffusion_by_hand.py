@@ -55,3 +55,39 @@ FLUX_DEV_PARAMS = 11_901_408_320  # diffusers' FluxTransformer2DModel, FLUX.1-de
 WAN_1_3B_PARAMS = 1_418_996_800  # diffusers' WanTransformer3DModel, Wan2.1-T2V-1.3B
 WAN_14B_PARAMS = 14_288_491_584  # diffusers' WanTransformer3DModel, Wan2.1-T2V-14B
 UMT5_XXL_PARAMS = 5_680_910_336  # transformers' UMT5EncoderModel, umt5-xxl
+
+
+def sd_vae_decoder_flops(width, height, latent=16):
+    """One decode of the SD / SDXL / FLUX.1 AutoencoderKL (channels 128, 256, 512, 512; 2 + 1 resnets per up block;
+    one single-head attention over the latent; no post_quant_conv when latent = 16) to width × height pixels."""
+    p = [(width >> k) * (height >> k) for k in range(4)]  # pixels at full, 1/2, 1/4 and 1/8 resolution
+
+    def conv(c_in, c_out, px, k=9):
+        return 2 * c_in * c_out * k * px
+
+    def res(c_in, c_out, px):
+        return conv(c_in, c_out, px) + conv(c_out, c_out, px) + (conv(c_in, c_out, px, 1) if c_in != c_out else 0)
+
+    total = conv(latent, 512, p[3]) + 2 * res(512, 512, p[3]) + 2 * 4 * 512 * 512 * p[3] + 4 * p[3] ** 2 * 512
+    total += 3 * res(512, 512, p[3]) + conv(512, 512, p[2]) + 3 * res(512, 512, p[2]) + conv(512, 512, p[1])
+    total += res(512, 256, p[1]) + 2 * res(256, 256, p[1]) + conv(256, 256, p[0])
+    total += res(256, 128, p[0]) + 2 * res(128, 128, p[0]) + conv(128, 3, p[0])
+    if latent == 4:
+        total += 2 * 4 * 4 * p[3]  # post_quant_conv, 1 x 1
+    return total
+
+
+def clip_l_flops(t=77):
+    """One prompt through CLIP ViT-L/14's text model (12 layers, 768 wide, MLP 3072)."""
+    h = 768
+    return 12 * (2 * (4 * h * h + 2 * h * 3072) * t + 4 * t * t * h)
+
+
+def t5_xxl_flops(t):
+    """One prompt through T5-v1.1-XXL's encoder: the same shape as umT5-XXL's (24 layers, 4096, gated FF 10240)."""
+    return umt5_xxl_flops(t)
+
+
+FLUX_VAE_PARAMS = 49_545_475  # diffusers' AutoencoderKL decoder, FLUX.1 vae/config.json
+CLIP_L_PARAMS, T5_XXL_PARAMS = 123_060_480, 4_762_310_656  # transformers' CLIPTextModel, T5EncoderModel
+FLUX_SCHNELL_PARAMS = 11_891_178_560  # diffusers' FluxTransformer2DModel without the guidance embedder

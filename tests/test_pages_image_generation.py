@@ -14,8 +14,10 @@ import json
 from pathlib import Path
 
 import pytest
-from _diffusion_by_hand import (QWEN_IMAGE_PARAMS, QWEN_VL_PARAMS, UMT5_XXL_PARAMS, WAN_14B_PARAMS, qwen_image_flops,
-                                qwen_vl_encoder_flops, umt5_xxl_flops, wan_14b_flops)
+from _diffusion_by_hand import (CLIP_L_PARAMS, FLUX_SCHNELL_PARAMS, FLUX_VAE_PARAMS, QWEN_IMAGE_PARAMS, QWEN_VL_PARAMS,
+                                T5_XXL_PARAMS, UMT5_XXL_PARAMS, WAN_14B_PARAMS, clip_l_flops, flux_dev_flops,
+                                qwen_image_flops, qwen_vl_encoder_flops, sd_vae_decoder_flops, t5_xxl_flops,
+                                umt5_xxl_flops, wan_14b_flops)
 
 from chapter2.pages import image_generation as ig
 
@@ -214,6 +216,37 @@ def test_attention_share_grows_with_the_token_count():
     assert ig.qwen_image_crossover_thousand_tokens().value == pytest.approx(lo / 1e3)
     assert ig.qwen_image_crossover_megapixels().value == pytest.approx(lo * 256 / 1e6)
     assert (str(ig.qwen_image_crossover_thousand_tokens()), str(ig.qwen_image_crossover_megapixels())) == ("18", "4.7")
+
+
+def test_only_a_third_of_qwen_images_weights_touch_an_image_token():
+    # img_in (64 -> 3072), per block the image stream's Q, K, V, out and 4x MLP (12 d² + 9 d biases), proj_out
+    # (3072 -> 64): 6.8B of 20.4B (the text stream and the modulation linears are the rest).
+    d = 3072
+    image = 64 * d + d + 60 * (12 * d * d + 9 * d) + d * 64 + 64
+    assert ig.qwen_image_image_weights_billions().value == pytest.approx(image / 1e9)
+    assert str(ig.qwen_image_image_weights_billions()) == "6.8"
+
+
+def test_the_vae_decode_of_a_four_step_model():
+    # FLUX.1 [schnell] at 1024²: CLIP-L (77) + T5-XXL (256) once (no guidance), 4 passes with 256 text tokens (no
+    # guidance embedder), one AutoencoderKL decode; each part max(FLOPs / peak, weight bytes / bandwidth).
+    d = 3072
+    pass_flops = flux_dev_flops(4096, 256)[0] - 2 * (256 * d + d * d)
+    pass_time = max(pass_flops / PEAK, _pass_bytes(FLUX_SCHNELL_PARAMS, 57, d, 4096) / BW)
+    enc = max((clip_l_flops() + t5_xxl_flops(256)) / PEAK, (CLIP_L_PARAMS + T5_XXL_PARAMS) * BF16 / BW)
+    vae = max(sd_vae_decoder_flops(1024, 1024) / PEAK, FLUX_VAE_PARAMS * BF16 / BW)
+    assert ig.flux_schnell_vae_share().value == pytest.approx(vae / (enc + 4 * pass_time + vae))
+    assert str(ig.flux_schnell_vae_share()) == "3.6 %"
+
+
+def test_the_pipelines_table_has_every_shipped_pipeline():
+    rows = {r[0].value: r for r in ig.pipelines_table().rows}
+    assert len(rows) == 16
+    assert rows["Qwen-Image"][2].value == pytest.approx(QWEN_IMAGE_PARAMS / 1e9)
+    assert rows["Wan2.2-T2V-A14B"][2].value == "14.3 per pass (28.6 stored)"
+    assert rows["Wan2.1-T2V-14B"][5].value == 75_600 and rows["SDXL"][1].value == "UNet2DConditionModel"
+    assert rows["FLUX.1-dev"][8].value == 28  # FluxPipeline: 28 steps, guidance distilled (one pass a step)
+    assert rows["FLUX.1-dev"][6].value == float(f"{flux_dev_flops(4096)[0]:.2g}")
 
 
 # ------------------------------------------------------------------ few-step models

@@ -687,6 +687,11 @@ class Denoiser:
             by[p.name] = by.get(p.name, 0) + p.params
         return DenoiserParams(sum(by.values()), by)
 
+    def params_seen_by(self, *kinds) -> int:
+        """Parameters of the matmuls and convolutions whose rows are one of `kinds` (IMAGE, TEXT, JOINT, SAMPLE):
+        `params_seen_by(IMAGE, JOINT)` are the weights that touch an image token."""
+        return sum(p.params for p in self.parts if isinstance(p, Linear | Conv) and p.rows in kinds)
+
     def latent_shape(self, width, height, frames=1) -> tuple:
         """(frames, height, width) of the latent: sides ÷ vae_spatial, frames (F − 1) ÷ vae_temporal + 1."""
         frames = positive_int("frames", frames)

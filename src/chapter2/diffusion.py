@@ -20,30 +20,21 @@ Qwen-Image, Wan 2.1) predict a velocity along the straight path between noise
 and the clean latent. Either way a step is one forward pass of the same
 network, so the cost model below does not depend on it.
 
-Every pass runs every weight over every token (2 x params x tokens FLOPs) and
-attention over all token pairs (4 x layers x tokens^2 x width FLOPs). With
-thousands of tokens per pass the denoiser does thousands of operations per
-weight byte: like prefill, it is compute bound (section 2.4.3). Attention's
-share of those FLOPs grows with the token count; it equals the weights' share
-at `attention_crossover_tokens` = params / (2 x layers x width).
+The pipelines are read from chapter2/data/diffusion/pipelines (one model_index.json-level description each,
+every component with its `_source`): the denoiser from its transformer/ or unet/config.json
+(`chapter2.denoiser`: every matmul at the rows it sees, attention joint, cross or text-only, exact against
+diffusers), the text encoders from their configs (`chapter2.text_encoder`, exact against transformers), the VAE
+decoder from its AutoencoderKL config at the output size (other VAEs: not costed), and steps, guidance and size
+from the diffusers pipeline's defaults (a model card where the pipeline leaves the size open). With thousands
+of tokens per pass the denoiser does thousands of operations per weight byte: like prefill, it is compute bound
+(section 2.4.3). Attention's share of the FLOPs grows with the token count; it equals the rest at
+`attention_crossover_tokens`.
 
-Bytes follow `chapter2.roofline`'s convention for LLM prefill and decode
-(section 2.4 states it): the minimum traffic to device memory, each tensor
-that must cross it moved once per pass. The weights are read once; the KV
-cache (the state a model keeps between passes) is read and written once, and
-a denoiser keeps none; the activations are the hidden state each block reads
-and writes once (2 x layers x tokens x width numbers) plus the output the pass
-writes once (the predicted latent: latent channels x patch volume per token).
-Everything inside a block (Q, K, V, scores) is taken to stay on chip, so bytes
-and times are lower bounds. The text encoder's bytes are its weights: its
-layer sizes are not in the presets, and its activations would add a few
-percent (about 1.5 to 3.5 % for the presets' encoders, at their prompt lengths) to a part
-of the request that is small anyway.
-
-Model sizes come from the papers and configs cited in `MODELS`; the FLOP counts
-are first-order estimates (text tokens and small layers such as norms and
-timestep embeddings are left out; the VAE decode is counted as one pass but
-not costed) and times are lower bounds at peak throughput.
+Bytes follow `chapter2.roofline`'s convention for LLM prefill and decode (section 2.4 states it): the minimum
+traffic to device memory, each tensor that must cross it moved once per pass. The weights are read once; a
+denoiser keeps no KV cache; the activations are the hidden state each block reads and writes once (2 x blocks x
+tokens x width numbers; a UNet's are left out, its width changes at every resolution) plus the predicted latent.
+Everything inside a block is taken to stay on chip, so bytes and times are lower bounds at peak throughput.
 """
 
 from __future__ import annotations

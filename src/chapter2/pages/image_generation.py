@@ -286,6 +286,43 @@ def qwen_image_example_attention_share() -> Pct:
 
 
 @fact
+def qwen_image_image_weights_billions() -> Num:
+    """Billions of Qwen-Image's denoiser parameters that touch an image token (its image stream: input projection,
+    attention and MLP weights of every block, output projection); the text stream's see only prompt tokens and the
+    modulation linears one row per sample (`Denoiser.params_seen_by`)."""
+    from ..denoiser import IMAGE, JOINT
+    return Num(diffusion.MODELS[QWEN].denoiser.params_seen_by(IMAGE, JOINT) / 1e9, 2)
+
+
+@fact
+def flux_schnell_vae_share() -> Pct:
+    """Share of a default FLUX.1 [schnell] image's lower-bound time on an H100 spent in the VAE decode (its
+    AutoencoderKL decoder at 1024 × 1024, run once), against 4 unguided passes."""
+    cost = diffusion.pipeline_cost(SCHNELL, gpu=GPU)
+    return Pct(cost.vae_time / cost.time)
+
+
+@fact
+def pipelines_table() -> Table:
+    """Every shipped pipeline (`diffusion.MODELS`): denoiser parameters (exact, from its config), prompt tokens,
+    latent tokens, FLOPs of one pass and attention's share of them at the default size, passes per image or clip
+    (steps × 1 or 2) and the lower-bound time of the whole request on one H100 (BF16)."""
+    rows = []
+    for m in diffusion.MODELS.values():
+        c = diffusion.pipeline_cost(m, gpu=GPU)
+        w, h = m.default_size
+        size = f"{w} × {h}" + (f", {m.default_frames} frames" if m.kind == "video" else "")
+        params = Num(m.denoiser_params / 1e9, 3) if m.experts == 1 else Text(
+            f"{m.denoiser_params / 1e9:.3g} per pass ({m.stored_params / 1e9:.3g} stored)")
+        rows.append((Text(m.name), Text(m.denoiser.class_name), params, Text(size), Int(m.text_tokens),
+                     Int(c.per_pass.tokens), _nominal_flops(c.per_pass.flops), Pct(c.per_pass.attention_share),
+                     Int(c.passes), _duration(c.time)))
+    return Table(("Pipeline", "Denoiser class", "Denoiser parameters (billions)", "Default size", "Prompt tokens",
+                  "Latent tokens", "FLOPs per pass", "Attention share", "Passes", "Time on one H100, lower bound"),
+                 tuple(rows), align="llrlrrrrrr")
+
+
+@fact
 def attention_share_table() -> Table:
     """FLOPs of the weight matmuls and convolutions, of attention (QKᵀ and PV) and attention's share of one
     denoiser pass (`diffusion.denoiser_pass`, exact from the configs), for Qwen-Image from 512² to 2048², FLUX.1 [dev]
