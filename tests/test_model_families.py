@@ -190,6 +190,11 @@ VARIANTS = {
     "ernie4_5_moe": dict(moe_num_experts=6, moe_k=2, moe_num_shared_experts=1, moe_intermediate_size=16,
                          moe_layer_start_index=1, moe_layer_end_index=4, moe_layer_interval=2, use_bias=True),
     "smollm3": dict(use_sliding_window=True, sliding_window=4, no_rope_layer_interval=2),
+    "glm4": dict(attention_bias=True),
+    "exaone4": dict(sliding_window=4, sliding_window_pattern=3),
+    "seed_oss": dict(attention_bias=True, attention_out_bias=True, mlp_bias=True),
+    "apertus": dict(attention_bias=True),
+    "minimax_m2": dict(num_local_experts=5, num_experts_per_tok=2),
     # hybrids: the real per-layer shapes of a Mamba-2 or DeltaNet layer, made small
     "nemotron_h": dict(hybrid_override_pattern="ME*-ME", mamba_num_heads=4, mamba_head_dim=6, ssm_state_size=5,
                        n_groups=2, conv_kernel=4, chunk_size=4, n_routed_experts=4, num_experts_per_tok=2,

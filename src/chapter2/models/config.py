@@ -160,7 +160,7 @@ class Family:
     moe_layer_freq: the DeepSeek rule reads `moe_layer_freq` (DeepSeek's own config field).
     mla:          multi-head latent attention (DeepSeek-V2/V3).
     state:        the recurrent layer kind of a hybrid ("mamba2", "gated_deltanet"), "" for a transformer.
-    mlp_gated, attn_output_gate: see `ModelConfig`.
+    mlp_gated, attn_output_gate, mlp_act_params: see `ModelConfig`.
     """
 
     label: str
@@ -192,6 +192,7 @@ class Family:
     state: str = ""  # the recurrent layer kind of a hybrid ("mamba2", "gated_deltanet"); its fields are read
     mlp_gated: bool = True  # False: MLPs and experts have up and down projections only
     attn_output_gate: bool = False  # q_proj also gives a sigmoid gate on the attention output (Qwen3-Next)
+    mlp_act_params: int = 0  # learned numbers inside each MLP's activation (Apertus' xIELU: alpha_p, alpha_n)
 
 
 _COMMON = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
@@ -360,6 +361,34 @@ FAMILIES: tuple[Family, ...] = (
         "sliding_window": None, "use_sliding_window": False, "layer_types": None, "no_rope_layers": None,
         "no_rope_layer_interval": 4},
         mlp_bias="mlp_bias", layout="smollm3"),
+    _fam("GLM-4", "glm4", ["Glm4ForCausalLM"], "Glm4Config", "GLM-4-9B-0414, GLM-4-32B-0414", {
+        "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40,
+        "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1.5625e-07, "tie_word_embeddings": False, "attention_bias": True},
+        qkv_bias="attention_bias", o_bias=False, norms_per_layer=4),
+    _fam("EXAONE 4", "exaone4", ["Exaone4ForCausalLM"], "Exaone4Config", "EXAONE 4.0 (1.2B, 32B)", {
+        "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 16384, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "sliding_window": 4096, "sliding_window_pattern": 4,
+        "layer_types": None},
+        qkv_bias=False, o_bias=False, qk_norm=True, layout="exaone4"),
+    _fam("Seed-OSS", "seed_oss", ["SeedOssForCausalLM"], "SeedOssConfig", "Seed-OSS-36B", {
+        "vocab_size": 155136, "hidden_size": 4096, "intermediate_size": 27648, "num_hidden_layers": 64,
+        "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 524288,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": True, "attention_out_bias": False,
+        "mlp_bias": False},
+        o_bias="attention_out_bias", mlp_bias="mlp_bias"),
+    _fam("Apertus", "apertus", ["ApertusForCausalLM"], "ApertusConfig", "Apertus-8B, Apertus-70B", {
+        "vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 65536,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False},
+        qk_norm=True, mlp_gated=False, mlp_act_params=2),
+    _fam("MiniMax-M2", "minimax_m2", ["MiniMaxM2ForCausalLM"], "MiniMaxM2Config", "MiniMax-M2", {
+        "vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 1536, "num_hidden_layers": 62,
+        "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 196608,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "num_experts_per_tok": 8, "num_local_experts": 256},
+        [("num_experts", "num_local_experts")],
+        qkv_bias=False, o_bias=False, qk_norm=True, qk_norm_all_heads=True, experts="every_layer", router_bias=True),
     # hybrids (section 2.5): recurrent layers among a few attention layers
     _fam("Nemotron-H", "nemotron_h", ["NemotronHForCausalLM"], "NemotronHConfig",
          "NVIDIA Nemotron 3 Nano 30B-A3B, Nemotron-H, Nemotron Nano 2", {
@@ -550,6 +579,7 @@ class ModelConfig:
     ffn_free_layers: tuple[int, ...] = ()  # layers with no MLP (NemotronH's Mamba and attention layers)
     mlp_gated: bool = True  # gate, up and down projections; False: up and down only (NemotronH's squared ReLU)
     attn_output_gate: bool = False  # Qwen3-Next: q_proj also gives a sigmoid gate on the attention output
+    mlp_act_params: int = 0  # learned numbers in each dense MLP's activation (Apertus' xIELU: 2)
     # Mamba-2 layers (layer kind "mamba2")
     mamba_num_heads: int = 0
     mamba_head_dim: int = 0
@@ -821,7 +851,8 @@ class ModelConfig:
             ("attention", n_attn * (attn_matmul + attn_other), n_attn * (attn_matmul + attn_other)),
             *((f"{_STATE_LABELS[kind]} layers", n[kind] * sum(self._state_params(kind)),
                n[kind] * sum(self._state_params(kind))) for kind in STATE_KINDS),
-            ("dense MLPs", n_dense * (dense_matmul + dense_bias), n_dense * (dense_matmul + dense_bias)),
+            ("dense MLPs", n_dense * (dense_matmul + dense_bias + self.mlp_act_params),
+             n_dense * (dense_matmul + dense_bias + self.mlp_act_params)),
             ("routed experts", n_moe * self.num_experts * expert, n_moe * self.num_experts_per_tok * expert),
             ("shared experts", n_moe * (shared_matmul + shared_bias), n_moe * (shared_matmul + shared_bias)),
             ("routers", n_moe * router, n_moe * router),
@@ -1277,7 +1308,8 @@ def _parse(c: dict, name: str | None) -> dict:
     fields.update(_attention_layout(r, fam))
     fields.update(_layer_kinds(r, fam, layers))
     fields.update(_experts(r, fam, layers, fields["intermediate_size"]))
-    fields.update(_state_fields(r, fam), mlp_gated=fam.mlp_gated, attn_output_gate=fam.attn_output_gate)
+    fields.update(_state_fields(r, fam), mlp_gated=fam.mlp_gated, attn_output_gate=fam.attn_output_gate,
+                  mlp_act_params=fam.mlp_act_params)
     if fam.mla:
         fields.update(_mla(r))
     fields["defaulted"] = tuple(r.defaulted)
@@ -1367,6 +1399,16 @@ def _llama4(r: _Reader, layers: int, given) -> tuple:
     return ["chunked_attention" if rope[i] and chunk else "full_attention" for i in range(layers)], None, chunk
 
 
+def _exaone4(r: _Reader, layers: int, given) -> tuple:
+    """EXAONE 4: `layer_types`, else one full layer in `sliding_window_pattern` (none slides without a window)."""
+    window = r.int("sliding_window", optional=True, null_is_value=True)
+    if given is not None:
+        return given, window, None
+    every = r.int("sliding_window_pattern") if window else None
+    return (["sliding_attention" if every and (i + 1) % every else "full_attention" for i in range(layers)],
+            window, None)
+
+
 def _full(r: _Reader, layers: int, given) -> tuple:
     return ["full_attention"] * layers, None, None
 
@@ -1423,7 +1465,7 @@ def _qwen3_next(r: _Reader, layers: int, given) -> tuple:
 _LAYOUTS = {"full": (_full, False), "one_window": (_one_window, False), "qwen": (_qwen, True),
             "qwen2_moe": (_qwen2_moe, True), "qwen3_moe": (_qwen3_moe, False), "alternating": (_alternating, True),
             "gemma3": (_gemma3, True), "smollm3": (_smollm3, True), "llama4": (_llama4, True),
-            "nemotron_h": (_nemotron_h, False), "qwen3_next": (_qwen3_next, False)}
+            "nemotron_h": (_nemotron_h, False), "qwen3_next": (_qwen3_next, False), "exaone4": (_exaone4, True)}
 
 
 def _layer_kinds(r: _Reader, fam: Family, layers: int) -> dict:
