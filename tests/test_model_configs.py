@@ -613,9 +613,9 @@ def test_moe_coverage_takes_e_and_k_from_a_config():
     from chapter2 import calculators, moe
 
     typed = calculators.compute("moe_coverage")
-    assert typed["source"] == "typed: E = 128, k = 8"
+    assert typed["source"] == "typed: E = 128, E_tok = 8"
     kimi = calculators.compute("moe_coverage", {"model": "Kimi-K2-Instruct", "n_tokens": "64"})
-    assert kimi["source"].startswith("Kimi-K2-Instruct: E = 384, k = 8 (in 60 of its 61 layers")
+    assert kimi["source"].startswith("Kimi-K2-Instruct: E = 384, E_tok = 8 (in 60 of its 61 layers")
     assert kimi["touched"] == f"{384 * (1 - (1 - 8 / 384) ** 64):.1f} of 384"
     assert kimi["touched"] == f"{moe.expected_experts_touched(384, 8, 64):.1f} of 384"
 
@@ -623,7 +623,7 @@ def test_moe_coverage_takes_e_and_k_from_a_config():
 def test_model_config_calculator_breakdown():
     from chapter2 import calculators
 
-    out = calculators.compute("model_config")  # gpt-oss-120b
+    out = calculators.compute("model_config", {"model": "gpt-oss-120b"})
     # gpt-oss model card: 116.83B total, 5.13B active without the embedding
     assert out["params"].startswith("116,829,156,672 total, 5,711,982,912 active per token (5.13B without")
     assert "routed experts 115B (3.58B active)" in out["parts"]
