@@ -383,3 +383,22 @@ def test_calculator_errors_are_messages_not_crashes():
     assert bad["ok"] is False and "FP8" in bad["message"]
     bad = json.loads(calculators.compute_json("decode_batching", json.dumps({"batch": "0"})))
     assert bad["ok"] is False and bad["field"] == "batch"
+
+
+def test_roofline_calculator_takes_formats_and_serving_setups():
+    # int4 weights (4.125 bits with group-128 scales) under BF16 math: the library's step, and the page says so
+    out = calculators.compute("roofline", {"dtype": "bf16", "weight_dtype": "int4"})
+    dec = roofline.decode("Llama-3.1-8B", 4096, dtype="bf16", weight_dtype="int4")
+    assert out["tpot"].startswith(duration(dec.time)) and "weights int4, KV cache bf16" in out["memory"]
+    fp4 = calculators.compute("roofline", {"gpu": "B200", "dtype": "fp4"})
+    assert fp4["tpot"].startswith(duration(roofline.decode("Llama-3.1-8B", 4096, gpu="B200", dtype="fp4").time))
+    assert "weights nvfp4, KV cache fp8" in fp4["memory"]
+    # replicated weights: a copy per GPU, each GPU decoding its share of the batch
+    rep = calculators.compute("roofline", {"n_gpus": "2", "parallel": "replicated", "batch": "8"})
+    assert "a copy per GPU" in rep["memory"]
+    assert rep["tpot"].startswith(duration(roofline.decode("Llama-3.1-8B", 4096, batch=4).time))
+    # combinations the hardware or the formats rule out are messages, naming what is wrong
+    with pytest.raises(calculators.FieldError, match="H100-SXM has no FP4"):
+        calculators.compute("roofline", {"dtype": "fp4"})
+    with pytest.raises(calculators.FieldError, match="weight_dtype 'bf16' is wider than the math dtype 'fp8'"):
+        calculators.compute("roofline", {"dtype": "fp8", "weight_dtype": "bf16"})

@@ -16,7 +16,14 @@ from ._registry import Field, Output, calculator
 GPU_OPTIONS = tuple((key, gpu.name) for key, gpu in hardware.GPUS.items()) + (
     ("custom", "Custom: enter TFLOP/s and TB/s below"),
 )
-TENSOR_DTYPES = (("fp16", "FP16"), ("bf16", "BF16"), ("fp8", "FP8"))
+TENSOR_DTYPES = (("fp16", "FP16"), ("bf16", "BF16"), ("fp8", "FP8"), ("fp4", "FP4"))
+WEIGHT_OPTIONS = (("same", "Same as the math (FP4 math: NVFP4)"), ("fp16", "FP16"), ("bf16", "BF16"), ("fp8", "FP8"),
+                  ("int8", "INT8"), ("int4", "INT4, group-128 scales (4.125 bits)"), ("nvfp4", "NVFP4 (4.5 bits)"),
+                  ("mxfp4", "MXFP4 (4.25 bits)"))
+KV_OPTIONS = (("same", "Same as the math (FP4 math: FP8)"), ("fp16", "FP16"), ("bf16", "BF16"), ("fp8", "FP8"),
+              ("int8", "INT8"))
+PARALLEL_OPTIONS = (("sharded", "Weights split over them (tensor/expert parallel)"),
+                    ("replicated", "A copy on each (data parallel)"))
 MODEL_OPTIONS = tuple((name, name) for name in models.list_configs())
 LOGITS_OPTIONS = (("last", "Last position only (serving)"), ("all", "Every position (scoring a prompt)"))
 
@@ -63,16 +70,23 @@ def _decode_parts_line(est: roofline.PhaseEstimate) -> str:
             f"{_pct(est.attention_flop_share)} of the FLOPs), activations {nbytes(acts.bytes)}")
 
 
-def _crossover_line(model, gpu, dtype, logits) -> str:
-    tokens = roofline.prefill_critical_tokens(model, gpu=gpu, dtype=dtype, logits=logits)
+def _same(choice):
+    """A format field's value for the library: None for "same as the math"."""
+    return None if choice == "same" else choice
+
+
+def _crossover_line(model, gpu, dtype, logits, weight_dtype=None, kv_dtype=None) -> str:
+    tokens = roofline.prefill_critical_tokens(model, gpu=gpu, dtype=dtype, logits=logits, weight_dtype=weight_dtype,
+                                              kv_dtype=kv_dtype)
     if tokens is None:
         return "never, at any prompt length"
     return f"a prompt of {tokens:,} tokens or more (tokens processed together, across the prompts of a batch)"
 
 
-def _critical_line(model, context, gpu, dtype) -> str:
-    weights = roofline.decode_critical_batch(model, context, gpu=gpu, dtype=dtype, part="weights")
-    step = roofline.decode_critical_batch(model, context, gpu=gpu, dtype=dtype, part="step")
+def _critical_line(model, context, gpu, dtype, weight_dtype=None, kv_dtype=None) -> str:
+    formats = dict(gpu=gpu, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+    weights = roofline.decode_critical_batch(model, context, part="weights", **formats)
+    step = roofline.decode_critical_batch(model, context, part="step", **formats)
     line = f"weight matmuls: batch ≥ {weights:,}" if weights else "weight matmuls: never"
     if step is None:
         return line + f"; whole step at {context:,} tokens of context: never (every sequence reads its own KV cache)"
@@ -108,8 +122,11 @@ def ops_per_byte_calc(gpu, custom_tflops, custom_tb_s, dtype):
     fields=[
         *model_fields(label="Model", options=MODEL_OPTIONS),
         *gpu_fields(),
-        Field("dtype", "Weights and math", "fp16", kind="select", options=TENSOR_DTYPES),
-        Field("n_gpus", "GPUs (ideal tensor parallel)", 1, min=1, max=64, integer=True),
+        Field("dtype", "Math (sets the peak)", "fp16", kind="select", options=TENSOR_DTYPES),
+        Field("weight_dtype", "Weights stored as", "same", kind="select", options=WEIGHT_OPTIONS),
+        Field("kv_dtype", "KV cache stored as", "same", kind="select", options=KV_OPTIONS),
+        Field("n_gpus", "GPUs", 1, min=1, max=64, integer=True),
+        Field("parallel", "With several GPUs", "sharded", kind="select", options=PARALLEL_OPTIONS),
         Field("prompt", "Prompt tokens (prefill)", 4096, min=1, max=1_000_000, integer=True),
         Field("logits", "Prefill computes logits for", "last", kind="select", options=LOGITS_OPTIONS),
         Field("context", "Context per sequence at decode (tokens)", 4096, min=1, max=1_000_000, integer=True),
@@ -131,12 +148,13 @@ def ops_per_byte_calc(gpu, custom_tflops, custom_tb_s, dtype):
         Output("model_info", "Model read"),
     ],
 )
-def roofline_calc(model, config_json, gpu, custom_tflops, custom_tb_s, dtype, n_gpus, prompt, logits, context, batch,
-                  head_dim):
+def roofline_calc(model, config_json, gpu, custom_tflops, custom_tb_s, dtype, weight_dtype, kv_dtype, n_gpus, parallel,
+                  prompt, logits, context, batch, head_dim):
     config = pick_model(model, config_json, MODEL_OPTIONS)
     g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
-    pre = roofline.prefill(config, prompt, gpu=g, dtype=dtype, n_gpus=n_gpus, logits=logits)
-    dec = roofline.decode(config, context, batch=batch, gpu=g, dtype=dtype, n_gpus=n_gpus)
+    formats = dict(gpu=g, dtype=dtype, weight_dtype=_same(weight_dtype), kv_dtype=_same(kv_dtype))
+    pre = roofline.prefill(config, prompt, n_gpus=n_gpus, parallel=parallel, logits=logits, **formats)
+    dec = roofline.decode(config, context, batch=batch, n_gpus=n_gpus, parallel=parallel, **formats)
     att = roofline.attention_intensity(prompt, head_dim, dtype)
     flash = roofline.flash_attention_intensity(prompt, head_dim, dtype)
     fits = "fits" if dec.fits else "does NOT fit"
@@ -156,15 +174,17 @@ def roofline_calc(model, config_json, gpu, custom_tflops, custom_tb_s, dtype, n_
         ]),
         "prefill": _phase_line(pre),
         "ttft": duration(pre.time),
-        "crossover": _crossover_line(config, g, dtype, logits),
+        "crossover": _crossover_line(config, g, dtype, logits, _same(weight_dtype), _same(kv_dtype)),
         "decode": _phase_line(dec),
         "parts": _decode_parts_line(dec),
         "tpot": (f"{duration(dec.time)} per step → {plain(1 / dec.time)} tokens/s per sequence, "
                  f"{plain(dec.tokens_per_s)} tokens/s for the batch"),
         "attention": (f"standard {plain(att.intensity)} ops/byte ({roofline.bound(att.intensity, g, dtype)} bound), "
                       f"FlashAttention {plain(flash.intensity)} ({roofline.bound(flash.intensity, g, dtype)} bound)"),
-        "critical": _critical_line(config, context, g, dtype),
-        "memory": f"{nbytes(dec.memory_needed)} at decode; {fits} in {n_gpus} × {g.memory_gb:g} GB",
+        "critical": _critical_line(config, context, g, dtype, _same(weight_dtype), _same(kv_dtype)),
+        "memory": (f"{nbytes(dec.memory_needed)} at decode (weights {dec.weight_dtype}, KV cache {dec.kv_dtype}"
+                   f"{', a copy per GPU' if parallel == 'replicated' and n_gpus > 1 else ''}); "
+                   f"{fits} in {n_gpus} × {g.memory_gb:g} GB"),
         "model_info": model_summary(config),
     }
 
