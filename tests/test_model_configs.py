@@ -19,7 +19,7 @@ from chapter2.models import (CONFIG_DIR, FAMILY_CONFIG_DIR, ModelConfig, describ
 SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B", "Llama-4-Scout-17B-16E", "Mistral-7B-v0.1",
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
 FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414", "GLM-4.5-Air",
-                  "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+                  "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K",
                   "OLMo-2-1124-7B", "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct",
                   "Qwen1.5-MoE-A2.7B", "Qwen3-Next-80B-A3B-Instruct", "Seed-OSS-36B-Instruct", "SmolLM3-3B",
                   "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b", "granite-3.0-1b-a400m-base", "granite-3.0-8b-base"]
@@ -348,6 +348,8 @@ def test_published_totals_of_every_family():
     # activated"; the card truncates the active count without the embedding and LM head (3.25B)
     nxt = p("Qwen3-Next-80B-A3B-Instruct")
     assert round(nxt.total / 1e9) == 80 and int((nxt.active - nxt.embedding - nxt.lm_head) / 1e9) == 3
+    # Nemotron-H paper (arXiv:2504.03624, table 1): Nemotron-H-8B, 8B parameters
+    assert round(p("Nemotron-H-8B-Base-8K").total / 1e9) == 8
     # Seed-OSS-36B: model.safetensors.index.json of ByteDance-Seed/Seed-OSS-36B-Instruct, 36,151,104,512 parameters
     assert p("Seed-OSS-36B-Instruct").total == 36_151_104_512
     # EXAONE 4.0 model card (https://huggingface.co/LGAI-EXAONE/EXAONE-4.0-32B): "30.95B" without embeddings

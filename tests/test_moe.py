@@ -242,7 +242,8 @@ def test_module_imports_only_numpy_and_stdlib():
     tree = ast.parse(inspect.getsource(moe))
     roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     roots |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    assert roots <= {"numpy", "math", "dataclasses", "__future__", "_checks", "activations"}
+    # models: the package's config reader (stdlib and numpy only), whose shipped configs the specs are views of
+    assert roots <= {"numpy", "math", "dataclasses", "__future__", "_checks", "activations", "models"}
 
 
 # ---------------------------------------------------------------------------- calculator and figure text
@@ -261,3 +262,17 @@ def test_moe_calculator_shows_library_values():
 def test_moe_coverage_figure_alt_text_facts():
     assert tokens_for_coverage(128, 8, 0.9) == 36  # "passes 90 percent near 36 tokens"
     assert expected_experts_touched(128, 8, 128) / 128 > 0.999  # "essentially 100 percent from about 100 tokens"
+
+
+def test_specs_are_views_of_the_shipped_configs():
+    from chapter2.models import load_config
+
+    qwen = load_config("Qwen3-235B-A22B")
+    assert QWEN3_235B_A22B == moe.MoeSpec.from_config(qwen)
+    assert (QWEN3_235B_A22B.n_experts, QWEN3_235B_A22B.k, QWEN3_235B_A22B.n_layers) == (
+        qwen.raw["num_experts"], qwen.raw["num_experts_per_tok"], qwen.raw["num_hidden_layers"])
+    assert MIXTRAL_8X7B.expert_intermediate_size == load_config("Mixtral-8x7B-v0.1").raw["intermediate_size"]
+    with pytest.raises(ValueError, match="mixture-of-experts"):
+        moe.MoeSpec.from_config(load_config("Llama-3.1-8B"))
+    with pytest.raises(ValueError, match="gated"):
+        moe.MoeSpec.from_config(load_config("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"))

@@ -302,3 +302,19 @@ def test_scaling_figure_renders_deterministically():
     first = svg()
     assert "<svg" in first and svg() == first
     assert "MB" in spec.alt and "4096" in spec.alt
+
+
+def test_presets_are_views_of_the_shipped_configs():
+    """HybridConfig holds no number of its own: each preset is read from a shipped config.json."""
+    from chapter2.models import load_config
+
+    nano = load_config("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    assert ssm.HYBRID_PRESETS["nemotron-3-nano"] == ssm.HybridConfig.from_model(nano, "Nemotron 3 Nano 30B-A3B")
+    pattern = nano.raw["hybrid_override_pattern"]
+    preset = ssm.HYBRID_PRESETS["nemotron-3-nano"]
+    assert (preset.ssm_layers, preset.attention_layers, preset.ffn_layers) == (
+        pattern.count("M"), pattern.count("*"), pattern.count("E"))
+    with pytest.raises(ValueError, match="Mamba-2 hybrid"):
+        ssm.HybridConfig.from_model(load_config("Qwen3-Next-80B-A3B-Instruct"))
+    with pytest.raises(TypeError, match="ModelConfig"):
+        ssm.HybridConfig.from_model("nemotron")

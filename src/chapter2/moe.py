@@ -35,6 +35,7 @@ import numpy as np
 
 from ._checks import dtype_bytes, finite_real, float_array, positive_int
 from .activations import softmax, swiglu
+from .models import load_config
 
 __all__ = [
     "MoeSpec", "QWEN3_235B_A22B", "MIXTRAL_8X7B", "Routing", "route", "moe_forward",
@@ -60,6 +61,18 @@ class MoeSpec:
     norm_topk_prob: bool
     source: str
 
+    @classmethod
+    def from_config(cls, config, name: str | None = None) -> MoeSpec:
+        """The MoE part of a `ModelConfig` (a view: the numbers stay in the shipped config.json)."""
+        if not getattr(config, "is_moe", False):
+            raise ValueError(f"config must be a mixture-of-experts ModelConfig, got "
+                             f"{getattr(config, 'name', type(config).__name__)!r} (no MoE layer)")
+        if not config.mlp_gated:
+            raise ValueError(f"config must have gated (SwiGLU) experts as MoeSpec counts them, got {config.name!r} "
+                             f"({config.architecture}: up and down projections only)")
+        return cls(name or config.name, config.num_experts, config.num_experts_per_tok, len(config.moe_layers),
+                   config.hidden_size, config.moe_intermediate_size, config.norm_topk_prob, config.source)
+
     @property
     def expert_params(self) -> int:
         """Weights of one expert: gate and up (I x D each) plus down (D x I)."""
@@ -78,13 +91,11 @@ class MoeSpec:
 # https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json (hidden_size 4096, moe_intermediate_size 1536,
 # num_experts 128, num_experts_per_tok 8, num_hidden_layers 94, norm_topk_prob true, every layer MoE);
 # Qwen3 Technical Report, arXiv:2505.09388, Table 2 (94 layers, 128 experts, 8 activated).
-QWEN3_235B_A22B = MoeSpec("Qwen3-235B-A22B", 128, 8, 94, 4096, 1536, True,
-                          "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json")
+QWEN3_235B_A22B = MoeSpec.from_config(load_config("Qwen3-235B-A22B"))
 # https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json (hidden_size 4096,
 # intermediate_size 14336, num_local_experts 8, num_experts_per_tok 2, num_hidden_layers 32);
 # Jiang et al. 2024, "Mixtral of Experts", arXiv:2401.04088 (softmax over the top-2 logits).
-MIXTRAL_8X7B = MoeSpec("Mixtral-8x7B", 8, 2, 32, 4096, 14336, True,
-                       "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json")
+MIXTRAL_8X7B = MoeSpec.from_config(load_config("Mixtral-8x7B-v0.1"), "Mixtral-8x7B")
 
 
 # -----------------------------------------------------------------------------

@@ -45,6 +45,7 @@ import numpy as np
 
 from ._checks import dtype_bytes, float_array, positive_int
 from .attention import attended_pairs
+from .models import ModelConfig, load_config
 
 # ---------------------------------------------------------------------------------------------
 # the selective scan
@@ -257,8 +258,10 @@ def sliding_window_saving(n, window) -> SlidingWindowSaving:
 class HybridConfig:
     """The sequence-mixing layers of a model: attention layers and Mamba-2 layers.
 
-    MLP / MoE layers are left out: they cost the same per token whatever mixes
-    the sequence. `source` says where the numbers come from.
+    A view of a `ModelConfig` (`from_model`): the presets are read from shipped
+    config.json files, so this holds no number of its own. MLP / MoE layers are
+    left out: they cost the same per token whatever mixes the sequence.
+    `source` says where the numbers come from.
     """
 
     name: str
@@ -274,6 +277,22 @@ class HybridConfig:
     conv_kernel: int  # causal depthwise convolution before the scan
     ffn_layers: int = 0  # MLP / MoE layers (not counted in the mixing cost)
     source: str = ""
+
+    @classmethod
+    def from_model(cls, config: ModelConfig, name: str | None = None) -> HybridConfig:
+        """The mixing layers of a Mamba-2 hybrid read by `ModelConfig` (NemotronH: its "M" and "*" layers;
+        its "E" and "-" layers are the MLP / MoE layers)."""
+        if not isinstance(config, ModelConfig):
+            raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
+        if "mamba2" not in config.kinds:
+            raise ValueError(f"config must be a Mamba-2 hybrid (a NemotronH such as Nemotron 3 Nano), got "
+                             f"{config.name!r} ({config.architecture or 'no class'}) with no Mamba-2 layer")
+        return cls(name or config.name, attention_layers=len(config.attention_layers),
+                   ssm_layers=config.kinds.count("mamba2"), n_heads=config.num_attention_heads,
+                   n_kv_heads=config.num_key_value_heads, head_dim=config.head_dim,
+                   ssm_heads=config.mamba_num_heads, ssm_head_dim=config.mamba_head_dim,
+                   ssm_state=config.ssm_state_size, ssm_groups=config.n_groups, conv_kernel=config.conv_kernel,
+                   ffn_layers=config.kinds.count("none"), source=config.source)
 
     @property
     def mixing_layers(self) -> int:
@@ -325,23 +344,15 @@ class HybridConfig:
         return self.with_mix(attention_layers, total - attention_layers)
 
 
+# Views of shipped config.json files (chapter2/data/configs/families/, each with its `_source`).
+# Nemotron-H-8B: 52 layers = 24 Mamba-2 + 24 MLP + 4 self-attention (NVIDIA, "Nemotron-H: A Family of
+# Accurate and Efficient Hybrid Mamba-Transformer Models", arXiv:2504.03624, Table 1).
+# Nemotron 3 Nano 30B-A3B: 52 layers = 23 Mamba-2 + 23 MoE + 6 attention
+# (hybrid_override_pattern "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME").
 HYBRID_PRESETS = {
-    # Nemotron-H-8B: 52 layers = 24 Mamba-2 + 24 MLP + 4 self-attention (NVIDIA, "Nemotron-H: A Family of
-    # Accurate and Efficient Hybrid Mamba-Transformer Models", arXiv:2504.03624, Table 1); head shapes from
-    # https://huggingface.co/nvidia/Nemotron-H-8B-Base-8K/blob/main/config.json
-    "nemotron-h-8b": HybridConfig(
-        "Nemotron-H-8B", attention_layers=4, ssm_layers=24, n_heads=32, n_kv_heads=8, head_dim=128,
-        ssm_heads=128, ssm_head_dim=64, ssm_state=128, ssm_groups=8, conv_kernel=4, ffn_layers=24,
-        source="arXiv:2504.03624; https://huggingface.co/nvidia/Nemotron-H-8B-Base-8K/blob/main/config.json",
-    ),
-    # Nemotron 3 Nano 30B-A3B: 52 layers = 23 Mamba-2 + 23 MoE + 6 attention
-    # (hybrid_override_pattern "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"), 32 query / 2 KV heads of
-    # 128, Mamba-2 64 heads of 64 with state 128: https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16
-    "nemotron-3-nano": HybridConfig(
-        "Nemotron 3 Nano 30B-A3B", attention_layers=6, ssm_layers=23, n_heads=32, n_kv_heads=2, head_dim=128,
-        ssm_heads=64, ssm_head_dim=64, ssm_state=128, ssm_groups=8, conv_kernel=4, ffn_layers=23,
-        source="https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16/blob/main/config.json",
-    ),
+    "nemotron-h-8b": HybridConfig.from_model(load_config("Nemotron-H-8B-Base-8K"), "Nemotron-H-8B"),
+    "nemotron-3-nano": HybridConfig.from_model(load_config("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"),
+                                               "Nemotron 3 Nano 30B-A3B"),
 }
 
 
@@ -377,7 +388,9 @@ def mixing_cost(config: HybridConfig, context, *, phase: str = "prefill", window
     convolution of `conv_kernel` taps (2 FLOPs each) over the conv channels;
     state: d_inner x N in `state_dtype` (float32 in Nemotron 3 Nano's config,
     mamba_ssm_cache_dtype) plus (conv_kernel - 1) inputs per conv channel,
-    kept in `kv_dtype` (the activation dtype).
+    kept in `kv_dtype` (the activation dtype): what the convolution needs, as
+    an engine such as vLLM keeps it. transformers' cache keeps conv_kernel
+    inputs per channel (one more); `ModelConfig.kv_cache_bytes` counts that layout.
     """
     if not isinstance(config, HybridConfig):
         raise TypeError(f"config must be a HybridConfig, got {type(config).__name__}")
