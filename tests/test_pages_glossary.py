@@ -147,3 +147,21 @@ def test_the_checker_catches_a_bare_first_use():
 def test_each_terms_first_use_carries_its_definition(site_dir, page):
     bad = undefined_first_uses((site_dir / page).read_text())
     assert not bad, f"{page}: first uses without a definition at hand: {bad}"
+
+
+def test_format_widths_are_numpys_and_bfloat16s():
+    """Pinned against the formats' definitions: IEEE 754 binary16 has a 5-bit exponent and a 10-bit stored
+    mantissa (2 bytes); binary32 an 8-bit exponent (4 bytes); bfloat16 keeps binary32's exponent and 7 of its
+    mantissa bits (1 + 8 + 7 = 16)."""
+    from chapter2.pages import glossary as gl
+
+    assert (gl.fp16_exponent_bits().value, gl.fp16_mantissa_bits().value, gl.fp16_bytes().value) == (5, 10, 2)
+    assert (gl.fp32_exponent_bits().value, gl.fp32_bytes().value) == (8, 4)
+    assert 1 + gl.fp32_exponent_bits().value + gl.bf16_mantissa_bits().value == 16
+    glossary = GLOSSARY.read_text()
+    for name in ("fp32_bytes", "fp16_bytes", "fp16_exponent_bits", "fp16_mantissa_bits", "fp32_exponent_bits",
+                 "bf16_mantissa_bits"):
+        assert f"{{{{ fact: glossary.{name} }}}}" in glossary, name
+    prose = re.sub(r"\{\{.*?\}\}|\\\(.*?\\\)|\{ #[\w-]+ \}|\]\([^)]*\)", "", glossary)
+    typed = re.findall(r"(?<![\w.-])\d[\d.,]*(?![\w-])", prose)  # a bare number, not part of a name (FP16, H100)
+    assert not typed, f"every number on the glossary is a fact or part of a name: {typed}"

@@ -31,7 +31,7 @@ from ..format import show
 
 # The section modules, in chapter order. `summary`-type content (notation, map, cards) comes last.
 SECTIONS = ("neural_networks", "llm_architecture", "llm_inference", "image_generation", "bottlenecks", "attention",
-            "notation", "chapter_map", "recall")
+            "notation", "chapter_map", "recall", "glossary")
 
 FACT_REF = re.compile(r"\{\{\s*fact:\s*([\w.]+)\s*\}\}")
 """How a page, a card or a map leaf names a fact: `{{ fact: SECTION.NAME }}`."""
