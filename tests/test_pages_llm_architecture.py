@@ -369,9 +369,8 @@ def test_moe_text_uses_e_tok_for_experts_per_token():
 def test_every_calculator_that_takes_one_llm_and_one_gpu_opens_on_the_running_example():
     """Issue 24: one running example, Llama 3.1 8B on an H100, wherever a single LLM serves (the config reader
     opened on gpt-oss-120b). The mixture-of-experts calculator needs an MoE and opens on its own numbers."""
-    import chapter2.calculators  # noqa: F401 - registers every calculator
+    from chapter2.calculators import REGISTRY  # every calculator, all modules imported
     from chapter2.calculators._models import MODEL_OPTIONS
-    from chapter2.calculators._registry import REGISTRY
 
     llm_names = {name for name, _ in MODEL_OPTIONS}
     checked = []
