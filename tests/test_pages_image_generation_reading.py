@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 import inspect
 
@@ -19,7 +18,6 @@ def test_flux_dev_defaults_to_28_steps_as_diffusers_flux_pipeline_does():
     assert diffusion.MODELS["FLUX.1-dev"].default_steps == default
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24: the page is fixed once its other rewrite lands")
 def test_flux_dev_default_steps_is_the_pipelines_28():
     """The same check without diffusers installed: FluxPipeline.__call__(num_inference_steps: int = 28, ...),
     diffusers 0.42.1, src/diffusers/pipelines/flux/pipeline_flux.py."""
