@@ -9,6 +9,7 @@ import pytest
 from chapter2 import ssm
 from chapter2.calculators import FieldError, compute, compute_json
 from chapter2.format import nbytes
+from chapter2.models import load_config
 
 
 def scan_loop(x, delta, A, B, C, D=None, h0=None):
@@ -318,3 +319,21 @@ def test_presets_are_views_of_the_shipped_configs():
         ssm.HybridConfig.from_model(load_config("Qwen3-Next-80B-A3B-Instruct"))
     with pytest.raises(TypeError, match="ModelConfig"):
         ssm.HybridConfig.from_model("nemotron")
+
+
+def test_hybrid_cache_chart_is_the_real_config_and_its_rebuilds():
+    """The chart's three curves, by hand from Nemotron 3 Nano's config.json: 29 mixing layers; an attention
+    layer caches 2 x 2 KV heads x 128 numbers per token (BF16), a Mamba-2 layer keeps (64 x 64 + 2 x 8 x 128)
+    conv channels x 4 taps (BF16) and a 64 x 64 x 128 state (FP32), as transformers' cache holds them."""
+    out = compute("hybrid_cost", {"context": "1000"})
+    chart = out["cache_chart"]
+    per_token = 2 * 2 * 128 * 2
+    state = (64 * 64 + 2 * 8 * 128) * 4 * 2 + 64 * 64 * 128 * 4
+    expected = {"all attention": 29 * per_token * 1000, "hybrid, as shipped": 6 * per_token * 1000 + 23 * state,
+                "all Mamba-2": 29 * state}
+    points = {p["label"].split(" at ")[0]: p["y"] for p in chart["points"]}
+    assert points == pytest.approx({k: v / 1e9 for k, v in expected.items()}, rel=1e-4)
+    ssm_curve = next(s for s in chart["series"] if s["label"] == "all Mamba-2")
+    assert ssm_curve["y"] == pytest.approx([29 * state / 1e9] * len(ssm_curve["y"]), rel=1e-4)  # flat in context
+    with pytest.raises(ValueError, match="Mamba-2 hybrid"):
+        ssm.stacks_of(load_config("Llama-3.1-8B"))

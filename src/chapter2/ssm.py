@@ -356,6 +356,23 @@ HYBRID_PRESETS = {
 }
 
 
+# The shipped config.json behind each preset (`chapter2.models.load_config`).
+PRESET_CONFIGS = {"nemotron-h-8b": "Nemotron-H-8B-Base-8K", "nemotron-3-nano": "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"}
+
+
+def stacks_of(config: ModelConfig) -> dict[str, ModelConfig]:
+    """A Mamba-2 hybrid as shipped ("hybrid") and its sequence-mixing layers rebuilt as all attention
+    ("attention") or all Mamba-2 ("ssm"), every other size unchanged: three models of the same shapes,
+    whose `kv_cache_bytes` (transformers' cache layout: KV plus every conv and recurrent state) compare."""
+    HybridConfig.from_model(config)  # refuses what is not a Mamba-2 hybrid
+    swap = {"attention": {"mamba2": "full_attention"}, "ssm": {"full_attention": "mamba2"}}
+    out = {"attention": None, "hybrid": config, "ssm": None}
+    for key, kinds in swap.items():
+        out[key] = replace(config, name=f"{config.name}, mixing layers all {'attention' if key == 'attention' else 'Mamba-2'}",
+                           layer_types=tuple(kinds.get(k, k) for k in config.kinds))
+    return out
+
+
 @dataclass(frozen=True)
 class MixingCost:
     """Sequence-mixing cost of one sequence through all mixing layers of a stack."""
@@ -443,5 +460,6 @@ def compare_architectures(config: HybridConfig, context, *, phase: str = "prefil
 __all__ = [
     "discretize", "selective_scan", "selective_scan_step", "selective_scan_chunked", "segment_sum",
     "SSM_FLOPS_PER_STATE", "SlidingWindowSaving", "sliding_window_saving",
-    "HybridConfig", "HYBRID_PRESETS", "MixingCost", "mixing_cost", "compare_architectures",
+    "HybridConfig", "HYBRID_PRESETS", "PRESET_CONFIGS", "stacks_of", "MixingCost", "mixing_cost",
+    "compare_architectures",
 ]

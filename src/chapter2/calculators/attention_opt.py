@@ -3,15 +3,42 @@ FlashAttention step by step (`flash_stepper`: `chapter2.attention.flash_trace`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import charts, roofline, ssm
 from ..attention import attended_pairs, attention_reference, flash_trace
 from ..format import counted, nbytes, number, si, sig
 from . import _charts
+from ..models import load_config
 from ._registry import Field, Output, calculator
 
 PRESETS = tuple((key, cfg.name) for key, cfg in ssm.HYBRID_PRESETS.items())
+HYBRID_CACHE = charts.ChartSpec("context length (tokens)", "cache of one sequence (GB)")
+STACK_NAMES = (("attention", "all attention"), ("hybrid", "hybrid, as shipped"), ("ssm", "all Mamba-2"))
+
+
+def hybrid_cache_chart(preset: str, context: int, dtype: str) -> dict:
+    """One sequence's whole cache against context for the preset's real config and its two rebuilds
+    (`ssm.stacks_of`): KV of the attention layers in `dtype`, conv states in `dtype`, Mamba-2 states in
+    FP32, as transformers keeps them (`ModelConfig.kv_cache_bytes`)."""
+    stacks = ssm.stacks_of(load_config(ssm.PRESET_CONFIGS[preset]))
+    hi = max(2**17, 2 ** math.ceil(math.log2(context)) * 2)
+    xs = sorted({round(hi * i / 64) for i in range(65)} | {context})
+
+    def gb(model, x):
+        return (model.kv_cache_bytes(x, 1, dtype) if x else model.state_bytes(dtype)) / 1e9
+
+    lines = [charts.series(name, xs, [gb(stacks[key], x) for x in xs], color=i)
+             for i, (key, name) in enumerate(STACK_NAMES)]
+    points = [charts.point(context, gb(stacks[key], context), f"{name} at {context:,} tokens", color=i)
+              for i, (key, name) in enumerate(STACK_NAMES)]
+    at = {key: nbytes(stacks[key].kv_cache_bytes(context, 1, dtype)) for key, _ in STACK_NAMES}
+    return charts.chart(lines, points, [charts.rule("x", context, f"{context:,} tokens", bottom=True)],
+                        summary=f"At {context:,} tokens one sequence holds {at['attention']} with every mixing layer "
+                                f"attention, {at['hybrid']} as shipped, and {at['ssm']} with every mixing layer "
+                                f"Mamba-2 (a fixed state, whatever the length).")
 KV_DTYPES = (("bf16", "BF16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("fp32", "FP32 (4 bytes)"))
 
 
@@ -79,6 +106,9 @@ def _window_chart(n, w, saving):
         Output("prefill", "Prefill mixing FLOPs (one sequence)"),
         Output("decode", "Decode mixing FLOPs per token at this context"),
         Output("bars", "Cache + state memory per sequence (GB)", kind="bars"),
+        Output("cache_chart", "The real config's whole cache against context, beside its mixing layers rebuilt as "
+               "all attention or all Mamba-2 (KV and conv states in the KV dtype, Mamba-2 states in FP32, as "
+               "transformers keeps them)", kind="chart", chart=HYBRID_CACHE),
     ],
 )
 def hybrid_cost_calc(preset, layers, share, context, kv_dtype):
@@ -98,6 +128,7 @@ def hybrid_cost_calc(preset, layers, share, context, kv_dtype):
         "decode": si(decode.flops, "FLOP"),
         "bars": [[name, stacks[key].memory_bytes / 1e9]
                  for key, name in (("attention", "all attention"), ("hybrid", "hybrid"), ("ssm", "all Mamba"))],
+        "cache_chart": hybrid_cache_chart(preset, context, kv_dtype),
     }
 
 
