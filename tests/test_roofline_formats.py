@@ -198,3 +198,13 @@ def test_steady_state_serving_bound_by_hand():
     assert default.concurrency == math.floor((4 * 80e9 - 80e9) / ((P + n) * KV_TOY))
     with pytest.raises(ValueError, match="fits beside the weights"):
         roofline.serving_throughput(TOY, P, n)
+
+
+def test_replicated_serving_is_each_copy_serving_its_share():
+    small = ModelConfig.from_numbers("small", 8e9, 8e9, n_layers=16, n_heads=16, n_kv_heads=4, head_dim=64)
+    one = roofline.serving_throughput(small, 500, 100, concurrency=40)
+    four = roofline.serving_throughput(small, 500, 100, concurrency=160, n_gpus=4, parallel="replicated")
+    assert four.time == pytest.approx(one.time) and four.output_tokens_per_s == pytest.approx(4 * one.output_tokens_per_s)
+    # by default each GPU fills its own memory beside its own copy of the weights
+    default = roofline.serving_throughput(small, 500, 100, n_gpus=4, parallel="replicated")
+    assert default.concurrency == 4 * math.floor((80e9 - 16e9) / (600 * KV_TOY))

@@ -877,7 +877,8 @@ def serving_throughput(model, prompt_tokens, output_tokens, *, concurrency=None,
     C prompts' prefill FLOPs and C x (n - 1) decode tokens' FLOPs, and reads the weights once per step
     (n times), every sequence's KV cache once per step and its activations. The time is the roofline
     of the whole cycle. `concurrency` None: the largest C whose KV caches at P + n tokens fit
-    beside the weights (`RequestTimeline.capacity`). Replicated weights split C over the GPUs.
+    beside the weights (`RequestTimeline.capacity`). Replicated weights split C over the GPUs, ceil(C / n)
+    sequences each (`PhaseEstimate`).
     """
     P, n = positive_int("prompt_tokens", prompt_tokens), positive_int("output_tokens", output_tokens)
     s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel)
@@ -892,14 +893,13 @@ def serving_throughput(model, prompt_tokens, output_tokens, *, concurrency=None,
             raise ValueError(f"no sequence of {P + n} tokens fits beside the weights on {s.n_gpus} x {s.gpu.key}")
     else:
         C = positive_int("concurrency", concurrency)
-    b, groups = _groups(s, C)
-    pre = _prefill(s, P, b, 1, _mla_form(prefill_mla))
+    pre = _prefill(s, P, C, 1, _mla_form(prefill_mla))  # totals over every busy GPU (group)
     dm = _mla_form(decode_mla)
-    steps = [_decode(s, P + k, b, dm, 0, 1.0) for k in range(1, n)]
+    steps = [_decode(s, P + k, C, dm, 0, 1.0) for k in range(1, n)]
     flops = pre.flops + sum(st.flops for st in steps)
     weight_reads = sum(st.weight_bytes for st in steps) if steps else pre.weight_bytes
     nbytes = weight_reads + pre.kv_bytes + pre.activation_bytes + sum(st.kv_bytes + st.activation_bytes for st in steps)
-    gpus = s.n_gpus if s.parallel == "sharded" else 1  # one group's GPUs
+    gpus = pre.busy_gpus
     compute, memory = flops / (s.gpu.peak_flops(s.f.dtype) * gpus), nbytes / (s.gpu.bandwidth * gpus)
-    return ServingBound(b * groups, P, n, groups * flops, groups * nbytes, max(compute, memory),
+    return ServingBound(C, P, n, flops, nbytes, max(compute, memory),
                         "compute" if compute >= memory else "memory", s.gpu, s.n_gpus)
