@@ -37,6 +37,13 @@ or written once per pass:
 Activations are stored at the math dtype. Real kernels move at least this
 much, so the times are lower bounds. A model given `from_numbers` has no
 hidden or vocabulary size, so its activations count zero.
+
+Three formats are separate (`formats`): the math `dtype` sets the peak; the
+weights are stored in `weight_dtype` (bits per weight with their scales:
+int4 with group-128 scales 4.125, NVFP4 4.5, MXFP4 4.25), and the KV cache in
+`kv_dtype`. Several GPUs hold the weights `parallel="sharded"` (tensor or
+expert parallel) or `"replicated"` (data parallel, a copy each);
+`serving_throughput` bounds continuous batching at a given concurrency.
 """
 
 from __future__ import annotations
