@@ -5,7 +5,7 @@
 // stdout: [{"html": "..."} | {"error": "..."}, ...], one entry per input, in order.
 // Strict: an unknown command, an unbalanced brace or a character KaTeX cannot typeset is an error,
 // never a red message on the page. Output is HTML (what readers see) plus MathML (what screen
-// readers read), with the TeX source kept as the MathML annotation (equations.lighter trims it).
+// readers read), with the TeX source kept as the MathML annotation (equations.py drops it).
 import fs from "node:fs";
 import { createRequire } from "node:module";
 
