@@ -5,7 +5,8 @@
 
 Builds the site twice from the same tree: as published, and with CHAPTER2_MATH=off (the build hook's
 measurement switch: the pages keep arithmatex's TeX source and link no KaTeX stylesheet). Then weighs
-each section page (docs/*.md other than index, chapter-map and recall) in a fresh browser context, two ways:
+each section page (docs/*.md but the home page and the summary pages: chapter map, recall check,
+glossary) in a fresh browser context, two ways:
 
 - cold: the page is the visit's first; every file it loads is transferred;
 - warm: the reader came from the page before it in the chapter's order (its footer's "Previous" link: the
@@ -47,7 +48,7 @@ from conftest import CHROMIUM, CHROMIUM_ARGS, _Handler  # noqa: E402
 
 BUDGET = 0.15
 AT_FILING = Path(__file__).with_name("page_weight_at_filing.json")
-NOT_SECTIONS = {"index", "chapter-map", "recall"}
+NOT_SECTIONS = {"index", "chapter-map", "recall", "glossary"}  # the home page and the summary pages
 PREVIOUS = re.compile(r'<a href="([^"]*)" class="md-footer__link md-footer__link--prev"')
 CACHE_CONTROL = "max-age=600"  # GitHub Pages' header
 

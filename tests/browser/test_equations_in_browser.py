@@ -169,10 +169,10 @@ def test_katex_files_are_cached_across_pages_and_a_page_fetches_only_the_faces_i
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "measured warm (a reader's second page), five of the six section pages transfer more than 15 % over their warm "
-    "weight at the filing (f1658fe), and three still do in a build without typeset math: each page's own HTML grew "
-    "(the teaching pass's content, then KaTeX's markup). bench_math_weight.py prints the figures; the budget needs "
-    "a decision (issue 20's note)."))
+    "measured warm (a reader's second page), section pages transfer up to 3.4 times their warm weight at the filing "
+    "(f1658fe), several of them even in a build without typeset math: each page's own HTML grew (the teaching "
+    "pass's content, prebuilt stepper frames, KaTeX's markup). bench_math_weight.py prints the figures; the budget "
+    "needs a decision (issue 20's note)."))
 def test_section_pages_weigh_at_most_15_percent_more_than_when_the_issue_was_filed(browser, site_dir):
     """The live-figures issue's budget, measured as the equations issue asks: warm, as a reader's second page
     (scripts/bench_math_weight.py: after the page before it in the chapter's order, bytes transferred)
