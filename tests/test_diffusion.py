@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from _oracles import require
@@ -258,3 +259,29 @@ def test_clip_length_is_frames_over_fps():
     assert diffusion.MODELS["Wan2.1-T2V-1.3B"].fps == 16
     with pytest.raises(ValueError, match="images"):
         _ = diffusion.MODELS["Qwen-Image"].clip_seconds
+
+
+def test_the_any_pipeline_calculator():
+    # Defaults: Qwen-Image at 1328² with its 50 guided steps, the library's numbers.
+    out = calculators.compute("denoiser_any")
+    cost = diffusion.pipeline_cost("Qwen-Image")
+    assert out["tokens"] == "6,889 latent tokens + 256 prompt tokens"
+    assert out["time"].startswith(f"{duration(cost.time)} per image: 100 passes")
+    assert out["model"] == "QwenImageTransformer2DModel: 20.4B parameters"
+    shares = out["share"]["series"][0]["y"]
+    assert shares == sorted(shares) and out["chart"]["series"][0]["x"][0] == 256
+    # Wan 2.2: two experts stored, one per pass; the chart runs over frames
+    wan = calculators.compute("denoiser_any", {"pipeline": "Wan2.2-T2V-A14B"})
+    assert "28.6B stored, 2 experts" in wan["model"] and 81 in wan["chart"]["series"][0]["x"]
+    # a pasted denoiser config (here FLUX.1 [dev]'s): the denoiser alone, the class's VAE factors
+    pasted = (Path(__file__).resolve().parents[1] / "src/chapter2/data/diffusion/denoisers/flux1-dev.json").read_text()
+    flux = calculators.compute("denoiser_any", {"config_json": pasted, "width": "1024", "height": "1024"})
+    assert flux["tokens"] == "4,096 latent tokens + 512 prompt tokens" and "no text encoder" in flux["time"]
+    # bad input: an inline message naming what is wrong, on the field that caused it
+    for text, field, words in (("{bad", "config_json", "not valid JSON"),
+                               ('{"_class_name": "AuraFlowTransformer2DModel"}', "config_json",
+                                "'AuraFlowTransformer2DModel'")):
+        bad = json.loads(calculators.compute_json("denoiser_any", json.dumps({"config_json": text})))
+        assert bad["ok"] is False and bad["field"] == field and words in bad["message"]
+    bad = json.loads(calculators.compute_json("denoiser_any", json.dumps({"width": "1000"})))
+    assert bad["ok"] is False and bad["field"] == "width" and "multiple of 16" in bad["message"]

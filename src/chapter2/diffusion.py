@@ -306,6 +306,25 @@ PIPELINES = ("flux1-dev", "flux1-schnell", "sd3.5-medium", "sd3.5-large", "qwen-
 """The shipped pipeline descriptions (chapter2/data/diffusion/pipelines)."""
 
 MODELS = {m.name: m for m in map(load_pipeline, PIPELINES)}
+
+
+def model_from_config(config, *, name="pasted config.json") -> DiffusionModel:
+    """A pipeline around a bare denoiser config (a dict or its JSON text): the denoiser alone, with its class's
+    usual VAE factors and prompt length, no text encoder and no VAE decode costed; 50 guided steps; a default
+    size of 1024² (images) or 832 × 480 and the first frame count past 80 its VAE takes (video)."""
+    den = Denoiser.from_diffusers(config)
+    cfg = json.loads(config) if isinstance(config, str) else config
+    heads, head_dim = cfg.get("num_attention_heads"), cfg.get("attention_head_dim")
+    unet = den.levels > 1 or den.class_name == "UNet2DConditionModel"
+    blocks = None if unet else (cfg.get("num_layers") or 0) + (cfg.get("num_single_layers") or 0) or None
+    width = heads * head_dim if not unet and isinstance(heads, int) and isinstance(head_dim, int) else None
+    kind = "video" if den.video else "image"
+    frames = 1 + den.vae_temporal * -(-80 // den.vae_temporal) if den.video else 1
+    size = (832, 480) if den.video else (1024, 1024)
+    arch = "UNet" if unet else "MMDiT" if den.class_name in _MMDIT else "DiT"
+    return DiffusionModel(name, name, kind, arch, den, (), {"config": None}, None, den.text_tokens,
+                          blocks if width else None, width, 50, "cfg", size, frames, "https://huggingface.co/",
+                          None, "velocity", "https://arxiv.org/abs/2210.02747")
 """Every shipped pipeline by its display name ("FLUX.1-dev", "Qwen-Image", "Wan2.1-T2V-14B", ...)."""
 
 

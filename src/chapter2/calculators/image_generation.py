@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import charts, diffusion
 from ..format import duration, plain, si
-from ._registry import Field, Output, calculator
+from ..denoiser import SUPPORTED
+from ._registry import Field, FieldError, Output, calculator
 from .bottlenecks import bars, gpu_fields, pick_gpu
 
 IMAGE_MODELS = tuple((k, k) for k, m in diffusion.MODELS.items() if m.kind == "image" and m.costed)
@@ -163,4 +164,102 @@ def video_generation_calc(model, frames, width, height, steps, guidance, n_gpus,
         **_pass_lines(one, g, dtype),
         "time_one": f"{duration(one.time)} for {one.passes:,} passes",
         "time_n": f"{duration(split.time)} on {n_gpus} GPUs (ideal split, communication ignored)",
+    }
+
+
+# ------------------------------------------------------------------ any pipeline, or a pasted denoiser config
+ALL_PIPELINES = tuple((k, k) for k in diffusion.MODELS)
+GUIDANCE_DEFAULT = (("default", "The pipeline's default"), *GUIDANCE)
+MAX_CONFIG_CHARS = 20_000  # a transformer/config.json is under 2 kB; an SDXL unet/config.json about 1.8 kB
+SIZE_LABEL = "size: side of a square image (pixels), or frames of a clip"
+SIZE_CHART = charts.ChartSpec(SIZE_LABEL, "time, lower bound (s)", y_log=True, height=230)
+SHARE_CHART = charts.ChartSpec(SIZE_LABEL, "attention share of a pass's FLOPs (%)", y_range=(0, 100), height=200)
+
+
+def _pick_pipeline(pipeline, config_json):
+    """The pasted denoiser config.json if there is one, else the shipped pipeline."""
+    if config_json.strip():
+        try:
+            return diffusion.model_from_config(config_json)
+        except (ValueError, TypeError) as err:
+            raise FieldError("config_json", f"config.json: {err}") from None
+    if pipeline not in diffusion.MODELS:
+        raise FieldError("pipeline", f"Pipeline: choose one of {', '.join(diffusion.MODELS)}")
+    return diffusion.MODELS[pipeline]
+
+
+def _cost_or_field_error(m, **kw):
+    try:
+        return diffusion.pipeline_cost(m, **kw)
+    except ValueError as err:
+        text = str(err)
+        field = "frames" if "frames" in text else "height" if text.startswith("height") else "width"
+        raise FieldError(field, text) from None
+
+
+@calculator(
+    "denoiser_any",
+    title="Any pipeline, or your own denoiser config",
+    fields=[
+        Field("pipeline", "Pipeline", "Qwen-Image", kind="select", options=ALL_PIPELINES),
+        Field("config_json", "Or paste a transformer/ or unet/config.json (used when not empty)", "", kind="text",
+              max=MAX_CONFIG_CHARS, help="diffusers classes: " + ", ".join(SUPPORTED) + "; read in your browser"),
+        Field("width", "Width (pixels, 0 = the pipeline's)", 0, min=0, max=8192, integer=True),
+        Field("height", "Height (pixels, 0 = the pipeline's)", 0, min=0, max=8192, integer=True),
+        Field("frames", "Frames (video, 0 = the pipeline's)", 0, min=0, max=1025, integer=True),
+        Field("steps", "Denoising steps (0 = the pipeline's)", 0, min=0, max=1000, integer=True),
+        Field("guidance", "Classifier-free guidance", "default", kind="select", options=GUIDANCE_DEFAULT),
+        *gpu_fields(),
+        Field("dtype", "Weights and math", "bf16", kind="select", options=DTYPES),
+    ],
+    outputs=[
+        Output("model", "Denoiser"),
+        Output("tokens", "Tokens per pass"),
+        Output("pass_flops", "FLOPs per pass"),
+        Output("intensity", "Intensity of one pass (FLOPs per byte moved)"),
+        Output("time", "Time on one GPU, lower bound"),
+        Output("chart", "Time against size (the other settings as above)", kind="chart", chart=SIZE_CHART),
+        Output("share", "Attention's share of a pass against size", kind="chart", chart=SHARE_CHART),
+    ],
+)
+def denoiser_any_calc(pipeline, config_json, width, height, frames, steps, guidance, gpu, custom_tflops, custom_tb_s,
+                      dtype):
+    m = _pick_pipeline(pipeline, config_json)
+    g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
+    w, h = width or m.default_size[0], height or m.default_size[1]
+    f = (frames or m.default_frames) if m.kind == "video" else 1
+    if m.kind == "image" and frames not in (0, 1):
+        raise FieldError("frames", f"Frames: {m.name} makes images, leave frames at 0 or 1 (got {frames})")
+    kw = dict(steps=steps or m.default_steps, guidance=None if guidance == "default" else guidance == "on", gpu=g,
+              dtype=dtype)
+    cost = _cost_or_field_error(m, width=w, height=h, frames=f, **kw)
+    p = cost.per_pass
+    parts = [f"text encoders {duration(cost.text_encoder_time)}" if m.encoders else "no text encoder in a bare config",
+             f"VAE decode {duration(cost.vae_time)}" if cost.vae_time is not None else "VAE decode not costed"]
+    what = "clip" if m.kind == "video" else "image"
+    if m.kind == "video":  # clips of the chosen width and height, from one latent frame to twice the chosen length
+        top = max(2, 2 * ((f - 1) // m.vae_temporal))
+        xs = sorted({1 + m.vae_temporal * round(i * top / 12) for i in range(13)} | {f})
+        costs = [diffusion.pipeline_cost(m, width=w, height=h, frames=x, **kw) for x in xs]
+        here_x, axis = f, f"frames of a {w} × {h} clip"
+    else:  # square images (every shipped denoiser takes multiples of 128 pixels)
+        xs = list(range(256, 2048 + 1, 128))
+        costs = [diffusion.pipeline_cost(m, width=x, height=x, frames=1, **kw) for x in xs]
+        here_x, axis = round((w * h) ** 0.5), "the side of a square image"
+    here = charts.point(here_x, cost.time, f"this {what}: {duration(cost.time)}", color=0, legend=True)
+    time_chart = charts.chart([charts.series(f"time per {what}", xs, [c.time for c in costs], color=0)], [here],
+                              summary=f"Time per {what} against {axis}: it grows with the tokens, and faster once "
+                                      "attention dominates.")
+    share_chart = charts.chart([charts.series("attention share", xs, [100 * c.per_pass.attention_share for c in costs],
+                                              color=1)],
+                               summary=f"Attention's share of a pass against {axis}: it rises with the tokens.")
+    return {
+        "model": f"{m.denoiser.class_name}: {m.denoiser_params / 1e9:.3g}B parameters"
+                 + (f" per pass ({m.stored_params / 1e9:.3g}B stored, {m.experts} experts)" if m.experts > 1 else ""),
+        "tokens": f"{p.tokens:,} latent tokens + {m.text_tokens:,} prompt tokens",
+        **_pass_lines(cost, g, dtype),
+        "time": (f"{duration(cost.time)} per {what}: {cost.passes:,} passes × {duration(cost.pass_time)}; "
+                 + ", ".join(parts)),
+        "chart": time_chart,
+        "share": share_chart,
     }
