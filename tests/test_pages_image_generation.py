@@ -295,6 +295,33 @@ def test_qwen_image_few_step_time_saving_is_just_under_the_pass_saving():
     assert 0.84 - saving == pytest.approx(0.84 * share)
 
 
+# ------------------------------------------------------------------ pipeline extras
+def test_guidance_distillation_against_a_few_step_model():
+    # FluxPipeline: 28 steps, guidance embedded (one pass a step); with CFG the same steps would be 56 passes.
+    assert (ig.flux_dev_default_passes().value, ig.flux_dev_passes_with_cfg().value) == (28, 56)
+    d = 3072
+
+    def time(steps, text, guidance_embedder):
+        flops = flux_dev_flops(4096, text)[0] - (0 if guidance_embedder else 2 * (256 * d + d * d))
+        params = 11_901_408_320 if guidance_embedder else FLUX_SCHNELL_PARAMS
+        enc = max((clip_l_flops() + t5_xxl_flops(text)) / PEAK, (CLIP_L_PARAMS + T5_XXL_PARAMS) * BF16 / BW)
+        vae = max(sd_vae_decoder_flops(1024, 1024) / PEAK, FLUX_VAE_PARAMS * BF16 / BW)
+        return enc + steps * max(flops / PEAK, _pass_bytes(params, 57, d, 4096) / BW) + vae
+
+    assert ig.flux_schnell_time_saving_vs_dev().value == pytest.approx(1 - time(4, 256, False) / time(28, 512, True))
+    assert str(ig.flux_schnell_time_saving_vs_dev()) == "86 %"
+
+
+def test_an_unmerged_lora_adds_about_one_percent():
+    # Rank 64 on Qwen-Image's Q, K, V and output projections, both streams: per block 4 adapters of 3072 -> 3072,
+    # each 2 x 64 x (3072 + 3072) FLOPs per row, image rows for the image stream, text rows for the text stream.
+    n, t = 83 * 83, 256
+    extra = 60 * 4 * 2 * 64 * (3072 + 3072) * (n + t)
+    assert ig.lora_rank().value == 64
+    assert ig.qwen_image_lora_unmerged_share().value == pytest.approx(extra / qwen_image_flops(n)[0])
+    assert str(ig.qwen_image_lora_unmerged_share()) == "1 %"
+
+
 # ------------------------------------------------------------------ video
 def test_published_sizes_and_the_three_to_five_times_rule():
     # Published denoiser sizes: SDXL 2.6B (arXiv:2307.01952), FLUX.1 12B (model card), SD3.5 Large 8.1B (Stability

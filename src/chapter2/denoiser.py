@@ -613,6 +613,18 @@ SUPPORTED = tuple(FAMILIES)
 
 
 # ------------------------------------------------------------------ the denoiser
+_LORA_TARGETS = {"qkv": 3, "kv": 2, "q": 1, "out": 1}  # fused parts hold 3 (Q, K, V) or 2 (K, V) linears
+
+
+def _lora_adapters(name: str) -> int:
+    """How many attention projections (Q, K, V, output) a part stands for: "attn.qkv.image" 3, "cross.kv" 2,
+    "self.out" 1, an MLP or embedder 0. A single-stream block's fused output (attention and MLP together) and the
+    token refiner's and pooler's layers are not adapted."""
+    names = name.split(".")
+    if names[0] in ("pooler", "refiner") or name == "single.out":
+        return 0
+    return next((_LORA_TARGETS[n] for n in names if n in _LORA_TARGETS), 0)
+
 @dataclass(frozen=True)
 class DenoiserParams:
     """Parameter count of a denoiser, in total and by part name."""
@@ -691,6 +703,21 @@ class Denoiser:
         """Parameters of the matmuls and convolutions whose rows are one of `kinds` (IMAGE, TEXT, JOINT, SAMPLE):
         `params_seen_by(IMAGE, JOINT)` are the weights that touch an image token."""
         return sum(p.params for p in self.parts if isinstance(p, Linear | Conv) and p.rows in kinds)
+
+    def lora_flops(self, rank, width, height, frames=1, text_tokens=None) -> int:
+        """Extra FLOPs per pass of an UNMERGED LoRA of rank r on the attention projections (Q, K, V, output):
+        each adapted linear (in → out) adds x·A·B, 2·r·(in + out) FLOPs per row it sees. A merged LoRA
+        (W + BA folded into W before serving) adds nothing."""
+        rank = positive_int("rank", rank)
+        rows = self.rows(width, height, frames, text_tokens)
+        total = 0
+        for p in self.parts:
+            if not isinstance(p, Linear):
+                continue
+            k = _lora_adapters(p.name)
+            if k:
+                total += 2 * rank * (p.fan_in + p.fan_out // k) * k * p.count * rows[p.rows]
+        return total
 
     def latent_shape(self, width, height, frames=1) -> tuple:
         """(frames, height, width) of the latent: sides ÷ vae_spatial, frames (F − 1) ÷ vae_temporal + 1."""

@@ -454,6 +454,45 @@ def qwen_image_text_encoder_share() -> Pct:
     return Pct(cost.text_encoder_time / cost.time)
 
 
+# ------------------------------------------------------------------ pipeline extras
+DEV = "FLUX.1-dev"
+LORA_RANK = 64  # a common rank for style and subject LoRAs
+
+
+@fact
+def flux_dev_default_passes() -> Int:
+    """Passes of FLUX.1 [dev]'s default image: FluxPipeline's 28 steps, one pass each (guidance distilled)."""
+    return Int(diffusion.pipeline_cost(DEV).passes)
+
+
+@fact
+def flux_dev_passes_with_cfg() -> Int:
+    """Passes the same 28 steps would take with classifier-free guidance (two per step)."""
+    return Int(diffusion.denoiser_passes(diffusion.MODELS[DEV].default_steps, True))
+
+
+@fact
+def flux_schnell_time_saving_vs_dev() -> Pct:
+    """Lower-bound time FLUX.1 [schnell]'s default image saves against FLUX.1 [dev]'s on an H100 (text encoders,
+    every pass and the VAE decode included): step distillation on top of guidance distillation."""
+    return Pct(1 - diffusion.pipeline_cost(SCHNELL, gpu=GPU).time / diffusion.pipeline_cost(DEV, gpu=GPU).time)
+
+
+@fact
+def lora_rank() -> Int:
+    """The LoRA rank of the example."""
+    return Int(LORA_RANK)
+
+
+@fact
+def qwen_image_lora_unmerged_share() -> Pct:
+    """FLOPs an unmerged rank-`LORA_RANK` LoRA on all of Qwen-Image's attention projections adds to one pass at its
+    default size, as a share of the pass (`Denoiser.lora_flops`); merged into the weights it adds nothing."""
+    m = diffusion.MODELS[QWEN]
+    w, h = m.default_size
+    return Pct(m.denoiser.lora_flops(LORA_RANK, w, h, 1, m.text_tokens) / m.denoiser.pass_flops(w, h, 1, m.text_tokens))
+
+
 # ------------------------------------------------------------------ video
 def _params(name: str) -> float:
     return diffusion.published_size(name).denoiser_params
