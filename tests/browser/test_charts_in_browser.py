@@ -33,6 +33,7 @@ MOVES = {
     "moe_coverage": [{"n_tokens": "16"}],
     "diffusion_pipeline": [{"steps": "28"}],
     "few_step": [{"few_steps": "4"}],
+    "denoiser_any": [{"pipeline": "Wan2.1-T2V-1.3B"}, {"width": "512"}],
     "device_roofline": [{"matmul_gflops": "2.5", "copy_gb_s": "12.5"}, {"copy_gb_s": "30"}],
     "prefill_decode": [{"n_steps": "3"}],
     "flash_stepper": [{"tiles": "3"}, {"q_block": "2"}],
