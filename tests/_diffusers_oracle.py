@@ -91,12 +91,14 @@ def inputs(config: dict, width: int, height: int, frames: int, text: int) -> dic
         lf = (frames - 1) // 4 + 1
         return dict(hidden_states=_z(1, config.get("in_channels", 16), lf, height // 8, width // 8), timestep=t,
                     encoder_hidden_states=_z(1, text, config.get("text_dim", 4096)))
-    if name == "UNet2DConditionModel":
+    if name in ("UNet2DConditionModel", "ControlNetModel"):
         kw = dict(sample=_z(1, config.get("in_channels", 4), height // 8, width // 8), timestep=t,
                   encoder_hidden_states=_z(1, text, config["cross_attention_dim"]))
         if config.get("addition_embed_type") == "text_time":
             n_ids = (config["projection_class_embeddings_input_dim"] - 1280) // config["addition_time_embed_dim"]
             kw["added_cond_kwargs"] = {"text_embeds": _z(1, 1280), "time_ids": _z(1, n_ids)}
+        if name == "ControlNetModel":  # the condition image (an edge map, a pose) at the output size
+            kw["controlnet_cond"] = _z(1, config.get("conditioning_channels", 3), height, width)
         return kw
     if name == "PixArtTransformer2DModel":
         return dict(hidden_states=_z(1, config.get("in_channels", 4), height // 8, width // 8),

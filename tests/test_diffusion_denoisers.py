@@ -12,6 +12,7 @@ from importlib import resources
 
 import pytest
 
+import chapter2.denoiser as chapter2_denoiser
 from chapter2.denoiser import SUPPORTED, Denoiser, vae_decoder
 
 oracle = pytest.importorskip("_diffusers_oracle")  # skips (or fails in CI) without torch / diffusers
@@ -23,7 +24,7 @@ PUBLISHED = {p.name.removesuffix(".json"): json.loads(p.read_text()) for p in so
 
 IMAGE_SIZES = ((512, 512, 1), (1024, 768, 1))
 VIDEO_SIZES = ((768, 512, 25), (512, 320, 49))
-TEXT = {"UNet2DConditionModel": 77}
+TEXT = {"UNet2DConditionModel": 77, "ControlNetModel": 77}
 
 # One small config per class, with the published config's switches (qk norm, dual attention, guidance, ...).
 TINY = {
@@ -44,6 +45,12 @@ TINY = {
                                  transformer_layers_per_block=[1, 2, 2], layers_per_block=2, norm_num_groups=8,
                                  use_linear_projection=True, addition_embed_type="text_time", addition_time_embed_dim=8,
                                  projection_class_embeddings_input_dim=1280 + 6 * 8),
+    "ControlNetModel": dict(block_out_channels=[32, 64, 64], down_block_types=["DownBlock2D", "CrossAttnDownBlock2D",
+                            "CrossAttnDownBlock2D"], cross_attention_dim=24, attention_head_dim=[2, 4, 4],
+                            transformer_layers_per_block=[1, 2, 2], layers_per_block=2, norm_num_groups=8,
+                            use_linear_projection=True, addition_embed_type="text_time", addition_time_embed_dim=8,
+                            projection_class_embeddings_input_dim=1280 + 6 * 8,
+                            conditioning_embedding_out_channels=[4, 8, 8, 16]),
     "PixArtTransformer2DModel": dict(num_layers=2, attention_head_dim=8, num_attention_heads=2, caption_channels=40,
                                      cross_attention_dim=16, in_channels=4, out_channels=8, patch_size=2,
                                      sample_size=32, norm_type="ada_norm_single", use_additional_conditions=False),
@@ -80,6 +87,7 @@ def _check(config: dict, model) -> None:
 def test_every_supported_class_has_a_tiny_config_and_a_published_one():
     assert set(TINY) == set(SUPPORTED)
     assert {c["_class_name"] for c in PUBLISHED.values()} == set(SUPPORTED)
+    assert sorted(PUBLISHED) == sorted(chapter2_denoiser.PUBLISHED)
     for name, config in PUBLISHED.items():
         assert config["_source"].startswith("https://huggingface.co/"), name
 
@@ -195,7 +203,7 @@ def test_text_encoders_match_transformers(name):
     config = ENCODERS[name]
     assert config["_source"].startswith("https://huggingface.co/")
     e = TextEncoder.from_transformers(config)
-    for tokens in (77, 300):
+    for tokens in (77, 40) if config["architectures"][0].startswith("CLIP") else (77, 300):  # CLIP holds 77 at most
         n, flops = oracle.text_encoder(config, tokens)
         assert e.params == n
         assert e.flops(tokens) == pytest.approx(flops, rel=TOL)

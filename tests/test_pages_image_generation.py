@@ -322,6 +322,19 @@ def test_an_unmerged_lora_adds_about_one_percent():
     assert str(ig.qwen_image_lora_unmerged_share()) == "1 %"
 
 
+@pytest.mark.slow
+def test_a_controlnet_adds_its_own_pass_every_step():
+    # diffusers' own ControlNetModel and UNet2DConditionModel from the shipped configs, FLOPs by FlopCounterMode.
+    oracle = pytest.importorskip("_diffusers_oracle")
+    data = DATA / "diffusion" / "denoisers"
+    flops = []
+    for name in ("controlnet-canny-sdxl-1.0", "sdxl-base-1.0"):
+        config = json.loads((data / f"{name}.json").read_text())
+        flops.append(oracle.pass_flops(oracle.build(config), config, width=1024, height=1024, text=77))
+    assert ig.sdxl_controlnet_share().value == pytest.approx(flops[0] / flops[1], rel=1e-6)
+    assert str(ig.sdxl_controlnet_share()) == "45 %"
+
+
 # ------------------------------------------------------------------ video
 def test_published_sizes_and_the_three_to_five_times_rule():
     # Published denoiser sizes: SDXL 2.6B (arXiv:2307.01952), FLUX.1 12B (model card), SD3.5 Large 8.1B (Stability

@@ -328,16 +328,17 @@ _DOWN = ("CrossAttnDownBlock2D", "DownBlock2D")
 _UP = ("CrossAttnUpBlock2D", "UpBlock2D")
 
 
-def _unet(f: _Fields):
-    """UNet2DConditionModel (SD 1.x, SDXL): resolution level i holds s_i latent pixels (each side halved per level)."""
+def _unet_encoder(f: _Fields, cls: str, check_up: bool = True):
+    """The down half and middle of a UNet2DConditionModel (a ControlNet copies exactly these): conv_in, the
+    timestep (and SDXL's text_time) embedders, the down blocks and the mid block. Returns the parts and the shape."""
     chans = f.ints("block_out_channels")
     levels = len(chans)
-    down = f.raw("down_block_types")
-    up = f.raw("up_block_types")
-    for key, value, options in (("down_block_types", down, _DOWN), ("up_block_types", up, _UP)):
+    checks = (("down_block_types", _DOWN),) + ((("up_block_types", _UP),) if check_up else ())
+    for key, options in checks:
+        value = f.raw(key)
         if not isinstance(value, list | tuple) or len(value) != levels or any(v not in options for v in value):
-            raise ValueError(f"UNet2DConditionModel config field {key!r} must list {levels} of {list(options)}, "
-                             f"got {value!r}")
+            raise ValueError(f"{cls} config field {key!r} must list {levels} of {list(options)}, got {value!r}")
+    down = f.raw("down_block_types")
     f.choice("mid_block_type", ("UNetMidBlock2DCrossAttn",))
     f.choice("addition_embed_type", (None, "text_time"))
     f.choice("class_embed_type", (None,))
@@ -365,6 +366,13 @@ def _unet(f: _Fields):
     last = f"s{levels - 1}"
     parts += [*_resnet("mid.res", chans[-1], chans[-1], temb, last, 2),
               *_spatial_transformer("mid.attn", chans[-1], depth[-1], cross[-1], last)]
+    return parts, chans, levels, lpb, depth, cross, temb
+
+
+def _unet(f: _Fields):
+    """UNet2DConditionModel (SD 1.x, SDXL): resolution level i holds s_i latent pixels (each side halved per level)."""
+    parts, chans, levels, lpb, depth, cross, temb = _unet_encoder(f, "UNet2DConditionModel")
+    up = f.raw("up_block_types")
     rev, rdepth, rcross = chans[::-1], depth[::-1], cross[::-1]
     for i, (c, kind) in enumerate(zip(rev, up, strict=True)):
         level = levels - 1 - i
@@ -379,6 +387,26 @@ def _unet(f: _Fields):
         if level > 0:
             parts.append(Conv(f"up{i}.upsample", c, c, 9, f"s{level - 1}"))
     parts += [Weights("conv_norm_out", 2 * chans[0]), Conv("conv_out", chans[0], f.int("out_channels"), 9, "s0")]
+    return parts
+
+
+def _controlnet(f: _Fields):
+    """ControlNetModel (Zhang et al. 2023, arXiv:2302.05543): a trainable copy of the UNet's down half and middle,
+    run every step beside the UNet, fed the condition image through a small convolutional encoder at pixel
+    resolution ("p0" = every output pixel, "p1" a quarter, ...) and returning through 1 × 1 zero convolutions."""
+    parts, chans, levels, lpb, _, _, _ = _unet_encoder(f, "ControlNetModel", check_up=False)
+    f.choice("global_pool_conditions", (False,))
+    emb = f.ints("conditioning_embedding_out_channels")
+    parts += [Conv("cond.conv_in", f.int("conditioning_channels"), emb[0], 9, "p0")]
+    for i in range(len(emb) - 1):
+        parts += [Conv(f"cond.{i}", emb[i], emb[i], 9, f"p{i}"), Conv(f"cond.{i}.down", emb[i], emb[i + 1], 9, f"p{i + 1}")]
+    parts += [Conv("cond.conv_out", emb[-1], chans[0], 9, f"p{len(emb) - 1}"),
+              Conv("zero.conv_in", chans[0], chans[0], 1, "s0")]
+    for i, c in enumerate(chans):
+        parts.append(Conv(f"zero.down{i}", c, c, 1, f"s{i}", True, lpb))
+        if i < levels - 1:
+            parts.append(Conv(f"zero.down{i}.downsample", c, c, 1, f"s{i + 1}"))
+    parts.append(Conv("zero.mid", chans[-1], chans[-1], 1, f"s{levels - 1}"))
     return parts
 
 
@@ -605,6 +633,10 @@ FAMILIES = {
     "MochiTransformer3DModel": _Family(
         _MOCHI_DEFAULTS, _mochi, 8, 6, lambda f: (1, f.int("patch_size"), f.int("patch_size")), 256,
         lambda f: f.int("in_channels")),
+    "ControlNetModel": _Family({**_UNET_DEFAULTS, "conditioning_embedding_out_channels": (16, 32, 96, 256),
+                                "conditioning_channels": 3, "global_pool_conditions": False}, _controlnet, 8, 1,
+                               lambda f: (1, 1, 1), 77, lambda f: f.int("in_channels"),
+                               levels=lambda f: len(f.ints("block_out_channels"))),
     "UNet2DConditionModel": _Family(_UNET_DEFAULTS, _unet, 8, 1, lambda f: (1, 1, 1), 77,
                                     lambda f: f.int("in_channels"),
                                     levels=lambda f: len(f.ints("block_out_channels"))),
@@ -751,6 +783,8 @@ class Denoiser:
         _, h, w = self.latent_shape(width, height, frames)
         for level in range(self.levels):
             rows[f"s{level}"] = (h >> level) * (w >> level)
+        for k in range(5):  # pixel-resolution rows (a ControlNet's condition encoder): p0 = every output pixel
+            rows[f"p{k}"] = (height >> k) * (width >> k)
         return rows
 
     def pass_cost(self, width, height, frames=1, text_tokens=None) -> PassFlops:
@@ -846,7 +880,7 @@ def _vae_resnet(name, c_in, c_out, level, n=1):
 # ------------------------------------------------------------------ published configs
 PUBLISHED = ("flux1-dev", "flux1-schnell", "sd3.5-medium", "sd3.5-large", "qwen-image", "sana-1600m-1024px",
              "pixart-sigma-xl-2-1024", "sdxl-base-1.0", "sd1.5", "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "hunyuanvideo",
-             "ltx-video", "cogvideox-5b", "mochi-1-preview", "wan2.2-t2v-a14b")
+             "ltx-video", "cogvideox-5b", "mochi-1-preview", "wan2.2-t2v-a14b", "controlnet-canny-sdxl-1.0")
 """The denoiser configs shipped in chapter2/data/diffusion/denoisers, each a published transformer/ or unet/
 config.json with its `_source` URL."""
 

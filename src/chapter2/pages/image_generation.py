@@ -16,6 +16,7 @@ once; a denoiser keeps no KV cache.
 from __future__ import annotations
 
 from .. import diffusion
+from ..denoiser import Denoiser
 from ..hardware import get_gpu
 from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
 from . import Card, Leaf, fact
@@ -491,6 +492,16 @@ def qwen_image_lora_unmerged_share() -> Pct:
     m = diffusion.MODELS[QWEN]
     w, h = m.default_size
     return Pct(m.denoiser.lora_flops(LORA_RANK, w, h, 1, m.text_tokens) / m.denoiser.pass_flops(w, h, 1, m.text_tokens))
+
+
+@fact
+def sdxl_controlnet_share() -> Pct:
+    """FLOPs a ControlNet (diffusers/controlnet-canny-sdxl-1.0: a copy of SDXL's UNet encoder half and middle,
+    its own config) adds to every SDXL step at 1024 × 1024, as a share of the UNet's pass."""
+    from ..denoiser import published_config
+    net = Denoiser.from_diffusers(published_config("controlnet-canny-sdxl-1.0"))
+    unet = diffusion.MODELS["SDXL"].denoiser
+    return Pct(net.pass_flops(1024, 1024, 1, 77) / unet.pass_flops(1024, 1024, 1, 77))
 
 
 # ------------------------------------------------------------------ video
