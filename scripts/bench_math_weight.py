@@ -209,11 +209,12 @@ def main() -> None:
     for warm in (False, True):
         print(f"\n{'warm: after the page before it' if warm else 'cold: first visit'}")
         print(f"{'page':<20}{'without math':>14}{'with math':>12}{'added':>10}{'ratio':>8}{'  of which: html':>18}"
-              f"{'css+fonts':>11}  fonts loaded")
+              f"{'css+fonts':>11}  fonts loaded  gzip: without, with")
         for name in pages:
             a, b = measured["without", warm][name], measured["with", warm][name]
             print(f"{name:<20}{a['total']:>14,}{b['total']:>12,}{b['total'] - a['total']:>+10,}"
-                  f"{b['total'] / a['total']:>8.3f}{b['html'] - a['html']:>+18,}{b['katex']:>11,}  {len(b['fonts'])}")
+                  f"{b['total'] / a['total']:>8.3f}{b['html'] - a['html']:>+18,}{b['katex']:>11,}  {len(b['fonts']):>12}"
+                  f"  {a['gzip']:>8,} {b['gzip']:>8,}")
     growth = over_filing(measured["with", True])
     print("\nwarm weight now against the issue's filing (" + json.loads(AT_FILING.read_text())["commit"] + "):")
     for name in pages:
