@@ -21,6 +21,13 @@ from pathlib import Path
 
 import pytest
 
+# pytest-xdist runs one worker per core, so each worker's BLAS and torch get one thread: two workers with a
+# thread per core each oversubscribe the machine and spin waiting on each other (test_tiny_lm.py: 24 s of CPU
+# instead of 9 on a busy 2-core machine). Set before any test module imports numpy or torch.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHAPTER2_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

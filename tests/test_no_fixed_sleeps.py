@@ -17,6 +17,8 @@ JS_SLEEP = re.compile(r"Promise\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*setTimeout\(\s*\1\s
 
 
 def _sleeps(source: str, filename: str) -> list[str]:
+    if not any(word in source for word in (*SLEEPS, "setTimeout")):
+        return []  # nothing to parse
     found = []
     for node in ast.walk(ast.parse(source, filename)):
         if isinstance(node, ast.Call):
