@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from chapter2 import pages
+from chapter2.hardware import GPUS
 from chapter2.pages import attention as att
 from chapter2.pages import fact_refs
 
@@ -608,12 +609,15 @@ def test_memory_hierarchy_table_rows():
     assert rows["MI300X"][1:5] == ["304 CUs", "64 KiB (LDS)", "19 MiB", "32 MiB (+ 256 MiB L3)"]
     # the B200's datasheet gives no on-chip figure: nothing is filled in
     assert rows["B200"][1:5] == ["–"] * 4
-    assert len(table.rows) == 7 and len(table.header) == 7
+    # MI355X: 256 CUs of 160 KiB LDS (ROCm GPU specifications): 40 MiB in all
+    assert rows["MI355X"][1:5] == ["256 CUs", "160 KiB (LDS)", "40 MiB", "32 MiB (+ 256 MiB L3)"]
+    assert len(table.rows) == len(GPUS) and len(table.header) == 7
     sources = str(att.memory_hierarchy_sources())
     assert "A100-SXM [whitepaper](https://images.nvidia.com/" in sources
     assert "[FlashAttention paper](https://arxiv.org/abs/2205.14135)" in sources
     assert "B200" not in sources  # no on-chip figure, no source
     assert "MI300X [ROCm specs](https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html)" in sources
+    assert "H20 [zangshuxian.com](https://zangshuxian.com/" in sources  # a third-party page is named by its site
 
 
 def test_vocabulary_comes_before_the_first_kernel_words():

@@ -10,6 +10,8 @@ committed benchmark results (`chapter2/data/bench`).
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from .. import attention, bench_results, hardware, roofline, ssm
 from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
 from ..models import load_config
@@ -171,7 +173,9 @@ def _on_chip_source_label(url: str) -> str:
         return "tuning guide"
     if "programming-guide" in url:
         return "CUDA guide"
-    return "whitepaper"
+    if "whitepaper" in url or "architecture-whitepaper" in url:
+        return "whitepaper"
+    return urlsplit(url).netloc  # a third-party page: named by its site, never passed off as a vendor document
 
 
 @fact

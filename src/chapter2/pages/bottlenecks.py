@@ -82,10 +82,16 @@ def h100_ops_per_byte_one_decimal() -> Num:
 
 
 def _source_label(url: str) -> str:
-    """A short name for a vendor source: a PDF is a datasheet, a whitepaper says so, the rest are product pages."""
+    """A short name for a source: a PDF is a datasheet, a whitepaper says so, a vendor's page is a product page,
+    anything else is named by its site."""
     if "whitepaper" in url:
         return "whitepaper"
-    return "datasheet (PDF)" if url.endswith(".pdf") else "product page"
+    if url.endswith(".pdf"):
+        return "datasheet (PDF)"
+    host = urlsplit(url).netloc
+    if host.endswith(("nvidia.com", "amd.com")):
+        return "product page"
+    return host  # a third-party page (or a paper, a repository): named by its site
 
 
 def _sources(g: hardware.GPU) -> Text:
