@@ -20,7 +20,7 @@ SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B"
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
 FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414", "GLM-4.5-Air",
                   "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K",
-                  "OLMo-2-1124-7B", "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct",
+                  "OLMo-2-1124-7B", "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
                   "Qwen1.5-MoE-A2.7B", "Qwen3-Next-80B-A3B-Instruct", "Seed-OSS-36B-Instruct", "SmolLM3-3B",
                   "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b", "granite-3.0-1b-a400m-base", "granite-3.0-8b-base"]
 
@@ -348,6 +348,10 @@ def test_published_totals_of_every_family():
     # activated"; the card truncates the active count without the embedding and LM head (3.25B)
     nxt = p("Qwen3-Next-80B-A3B-Instruct")
     assert round(nxt.total / 1e9) == 80 and int((nxt.active - nxt.embedding - nxt.lm_head) / 1e9) == 3
+    # Phi-4-mini model card (https://huggingface.co/microsoft/Phi-4-mini-instruct): "3.8B parameters"; its partial
+    # rotary factor (0.75: RoPE on 96 of each head's 128 numbers) changes no weight and no cached number
+    assert round(p("Phi-4-mini-instruct").total / 1e8) == 38
+    assert load_config("Phi-4-mini-instruct").kv_cache_bytes_per_token("bf16") == 2 * 32 * 8 * 128 * 2
     # Nemotron-H paper (arXiv:2504.03624, table 1): Nemotron-H-8B, 8B parameters
     assert round(p("Nemotron-H-8B-Base-8K").total / 1e9) == 8
     # Seed-OSS-36B: model.safetensors.index.json of ByteDance-Seed/Seed-OSS-36B-Instruct, 36,151,104,512 parameters
