@@ -12,7 +12,8 @@ Python started, numpy and chapter2 installed, numpy imported, chapter2 imported,
 the first call and paint); warm recompute time after an input change (median and
 p90 over --runs changes); page weight (Content-Length of every response) with and
 without the Python runtime, from a separate load so that counting bytes never
-slows the timed ones.
+slows the timed ones; and a stepper's first step on a cold page (2.2's prefill/decode: Forward pressed as soon
+as the page has loaded, to the next step painted) with the size of that page's HTML.
 
     --cold-runs N      N cold loads, medians reported (one sample is noisy on a shared machine)
     --site DIR [DIR]   measure already built sites, side by side and interleaved, e.g. a build
@@ -91,6 +92,25 @@ def cold_load(browser, url):
     return {"cold_ms": cold_ms, "from_interaction_ms": cold_ms - interaction_ms, "breakdown": breakdown}
 
 
+def stepper_first_step(browser, url):
+    """Cold load of 2.2's serving page, then Forward on the prefill/decode stepper as soon as the page has loaded:
+    ms from the press to the next step painted (it needed Python and the tiny model before the steps were
+    prebuilt), and the page's HTML size in bytes (the prebuilt steps travel in it)."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    response = page.goto(url, wait_until="load")
+    html_bytes = len(response.body())
+    calc = page.locator('[data-calculator="prefill_decode"]')
+    calc.scroll_into_view_if_needed()
+    t0 = page.evaluate("() => performance.now()")
+    calc.locator('button[data-step="1"]').click()
+    page.wait_for_function("() => document.querySelector('[data-calculator=prefill_decode]').dataset.computed",
+                           timeout=180000)
+    ms = page.evaluate("() => performance.now()") - t0
+    ctx.close()
+    return {"ms": ms, "html_bytes": html_bytes}
+
+
 def page_weight(browser, url, runs):
     """Bytes served (Content-Length) before any interaction and after the first result; then warm recomputes."""
     ctx = browser.new_context()
@@ -140,12 +160,14 @@ def main() -> None:
         urls.append(f"http://127.0.0.1:{server.server_address[1]}/neural-networks/")
 
     samples = {str(site): [] for site in sites}
+    steps = {str(site): [] for site in sites}
     weights = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for _ in range(args.cold_runs):
             for site, url in zip(sites, urls, strict=True):  # interleaved: the machine's load falls on all alike
                 samples[str(site)].append(cold_load(browser, url))
+                steps[str(site)].append(stepper_first_step(browser, url.replace("/neural-networks/", "/llm-inference/")))
         for site, url in zip(sites, urls, strict=True):
             weights[str(site)] = page_weight(browser, url, args.runs)
         browser.close()
@@ -165,6 +187,8 @@ def main() -> None:
             "page_weight_without_python_MB": round(first["without"] / 1e6, 2),
             "page_weight_with_python_MB": round(first["with"] / 1e6, 2),
             "cold_breakdown_ms": {k: med(r["breakdown"].get(k) or 0 for r in runs) for k in keys},
+            "stepper_first_step_cold_ms": round(med(r["ms"] for r in steps[site]), 1),
+            "llm_inference_html_kB": round(steps[site][0]["html_bytes"] / 1e3, 1),
             "runs": args.runs,
             "cold_runs": len(runs),
         }
