@@ -267,12 +267,14 @@ def test_kv_grid_of_a_long_prompt_shares_a_column():
 
 
 def test_flash_stepper_shows_flash_trace_and_the_hand_counted_bytes():
-    for seed, d, block, tiles in [(0, 4, 1, 2), (7, 8, 3, 4), (11, 4, 0, 0)]:
+    for seed, d, block, tiles in [(0, 4, 1, 2), (7, 8, 3, 4), (11, 4, 0, 0), (5, 4, 2, 3)]:
         out = calculators.compute("flash_stepper", {"seed": str(seed), "d": str(d), "q_block": str(block),
                                                    "tiles": str(tiles)})
         q, k, v = flash_calc.flash_inputs(seed, d)
-        trace = flash_trace(q, k, v, q_block=block)
-        step = trace.steps[tiles]
+        trace = flash_trace(q, k, v, q_block=block, causal=True)
+        assert trace.tiles == block + 1  # causal: query block b needs key tiles 0 .. b, the rest are skipped
+        shown = min(tiles, trace.tiles)
+        step = trace.steps[shown]
         lines = out["state"].splitlines()
         assert len(lines) == 4 and [line.split(":")[0] for line in lines] == [f"q{4 * block + r}" for r in range(4)]
         for r, line in enumerate(lines):
@@ -280,21 +282,58 @@ def test_flash_stepper_shows_flash_trace_and_the_hand_counted_bytes():
             assert f"acc [{', '.join(flash_calc._n(x) for x in step.acc[r])}]" in line or tiles == 0
         grid = out["tiles_chart"]
         assert grid["rows"] == [f"q{4 * block + r}" for r in range(4)] and len(grid["cols"]) == 16
-        assert all(c is None for row in grid["cells"] for c in row[4 * tiles:])
-        assert all(c is not None for row in grid["cells"] for c in row[:4 * tiles])
+        for r, row in enumerate(grid["cells"]):
+            position = 4 * block + r
+            assert all(c == [2, 0.45] for c in row[position + 1:])  # masked: after the query's own position
+            assert all(c is None for c in row[4 * shown:position + 1])  # visible, not loaded yet
+            assert all(c is not None and c[0] in (0, 1) for c in row[:min(4 * shown, position + 1)])
+        assert [g["label"].endswith("skipped") for g in grid["groups"]] == [j > block for j in range(4)]
         assert out["bytes_chart"]["series"][0]["y"] == [s.hbm_bytes for s in trace.steps]
-        assert out["bytes_chart"]["points"][0] == charts.point(tiles, step.hbm_bytes, f"FlashAttention after {tiles} tiles",
+        assert out["bytes_chart"]["points"][0] == charts.point(shown, step.hbm_bytes, f"FlashAttention after {shown} tiles",
                                                               color=0)
-    two = calculators.compute("flash_stepper", {"tiles": "2"})
-    assert two["bytes"].startswith("FlashAttention: 160 B (Q block 32 B + 2 K/V tiles of 64 B); standard attention: 416 B")
-    # whole attention, N = 16, d = 4, FP16: standard (4 N^2 + 4 N d) x 2 = (1024 + 256) x 2 = 2,560 B; FlashAttention:
-    # 4 query blocks x (Q block 16 + K and V 128 + O block 16 numbers) x 2 = 1,280 B
+        if tiles > trace.tiles:
+            assert out["loaded"].startswith(f"Tiles {trace.tiles + 1} to 4: skipped.")
+    two = calculators.compute("flash_stepper", {"tiles": "2"})  # query block 1 needs 2 tiles: the second is its last
+    assert two["bytes"].startswith("FlashAttention: 192 B (Q block 32 B + 2 K/V tiles of 64 B + O block 32 B); "
+                                   "standard attention: 448 B")
+    # whole attention, N = 16, d = 4, FP16, no mask: standard (4 N^2 + 4 N d) x 2 = (1024 + 256) x 2 = 2,560 B;
+    # FlashAttention: 4 query blocks x (Q block 16 + K and V 128 + O block 16 numbers) x 2 = 1,280 B
     assert "standard 2.56 kB, FlashAttention 1.28 kB" in two["bytes"]
-    assert two["check"] == "O = acc / ℓ once every tile is in: 2 to go"
-    done = calculators.compute("flash_stepper", {"tiles": "4"})
-    assert done["check"].startswith("O = acc / ℓ: q4 [") and done["check"].endswith("within 1e-12")
-    assert "+ O block 32 B" in done["bytes"] and "standard attention: 832 B" in done["bytes"]
+    assert two["check"].startswith("O = acc / ℓ: q4 [") and two["check"].endswith("within 1e-12")
+    one = calculators.compute("flash_stepper", {"tiles": "1"})
+    assert one["check"] == "O = acc / ℓ once every tile is in: 1 to go"
     assert "μ −∞ | ℓ 0" in calculators.compute("flash_stepper", {"tiles": "0"})["state"]
+
+
+def test_flash_state_chart_draws_the_jump_of_mu_and_the_shrinking_earlier_part_of_l():
+    q, k, v = flash_calc.flash_inputs(0, 4)
+    trace = flash_trace(q, k, v, q_block=3, causal=True)
+    data = calculators.compute("flash_stepper", {"q_block": "3", "tiles": "2"})["state_chart"]
+    step, before = trace.steps[2], trace.steps[1]
+    series = {s["label"]: s for s in data["series"]}
+    assert series["ℓ before this tile"]["y"] == [charts._r(v) for v in before.l_i]
+    assert series["ℓ after this tile"]["y"] == [charts._r(v) for v in step.l_i]
+    kept = series["…of which the earlier tiles, rescaled by exp(μ_old − μ_new)"]["y"]
+    for r in range(4):  # the earlier part is the old sum times exp(μ_old − μ_new): smaller exactly where μ jumped
+        assert kept[r] == pytest.approx(before.l_i[r] * math.exp(before.m_new[r] - step.m_new[r]), rel=1e-5)
+        assert (kept[r] < before.l_i[r] * (1 - 1e-5)) == (step.m_new[r] > before.m_new[r])  # _r keeps 6 digits
+    assert series["μ after this tile"]["y"] == [charts._r(v) for v in step.m_new]
+    assert series["μ before this tile"]["kind"] == "scatter"
+
+
+def test_causal_flash_trace_skips_the_tiles_after_the_block_and_equals_the_masked_oracle():
+    q, k, v = _qkv(3, 16, 16, 8)
+    want = attention_reference(q[None, None], k[None, None], v[None, None], causal=True)[0, 0]
+    for block in range(4):
+        trace = flash_trace(q, k, v, q_block=block, causal=True)
+        assert trace.tiles == block + 1 and trace.visible_k == 4 * (block + 1)
+        np.testing.assert_allclose(trace.out, want[4 * block:4 * block + 4], atol=1e-12)
+    wide = flash_trace(q[:4], k, v, q_block=0, causal=True)  # 4 queries, the last 4 of 16 positions: every tile
+    assert wide.tiles == 4 and wide.offset == 12
+    with pytest.raises(TypeError, match="causal"):
+        flash_trace(q, k, v, causal="yes")
+    with pytest.raises(ValueError, match="at most as many queries"):
+        flash_trace(q, k[:8], v[:8], causal=True)
 
 
 def test_request_timeline_calculator_shows_the_roofline_timeline():

@@ -448,11 +448,18 @@ class FlashTrace:
     d_v: int
     dtype_bytes: float
     steps: tuple[FlashStep, ...]
+    causal: bool = False  # keys after a query's position are masked; tiles wholly after the block are skipped
+    offset: int = 0  # N_k - N_q: query row i sits at position i + offset
 
     @property
     def tiles(self) -> int:
-        """K/V tiles the block streams through: ceil(N_k / block_k)."""
+        """K/V tiles the block streams through: ceil(N_k / block_k), or with `causal` those up to the block's last row."""
         return len(self.steps) - 1
+
+    @property
+    def visible_k(self) -> int:
+        """Keys [0, visible_k) some row of the block may see: N_k, or with `causal` up to its last row's position."""
+        return min(self.n_k, self.q1 + self.offset) if self.causal else self.n_k
 
     @property
     def out(self) -> np.ndarray:
@@ -462,8 +469,12 @@ class FlashTrace:
 
 
 # --8<-- [start:flash_trace]
-def flash_trace(q, k, v, *, q_block=0, block_q=4, block_k=4, scale=None, dtype_bytes=2) -> FlashTrace:
-    """FlashAttention's inner loop for one block of queries, recorded after every K/V tile (one head, no mask).
+def flash_trace(q, k, v, *, q_block=0, block_q=4, block_k=4, scale=None, dtype_bytes=2, causal=False) -> FlashTrace:
+    """FlashAttention's inner loop for one block of queries, recorded after every K/V tile (one head).
+
+    causal=True: query i sits at position i + N_k - N_q and sees keys up to it (the mask a decoder
+    uses); a key tile wholly after the block's last row is skipped (never loaded), and in the tile on the
+    diagonal the masked scores are -inf (their p is 0).
 
     q (N_q, d), k (N_k, d), v (N_k, d_v). Query block `q_block` holds rows [q_block x block_q, + block_q);
     the key tiles stream past it in order, `block_k` keys each. Computes in float64, with the updates of
@@ -489,7 +500,13 @@ def flash_trace(q, k, v, *, q_block=0, block_q=4, block_k=4, scale=None, dtype_b
     scale = _scale(scale, d)
     q0, q1 = q_block * block_q, min((q_block + 1) * block_q, n_q)
     q_i, bq = q[q0:q1], q1 - q0
-    tiles = -(-n_k // block_k)
+    if causal is not True and causal is not False:
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    if causal and n_q > n_k:
+        raise ValueError(f"causal attention needs at most as many queries as keys, got N_q = {n_q} > N_k = {n_k}")
+    last_key = q1 - 1 + n_k - n_q if causal else n_k - 1  # the last key any row of the block may see
+    tiles = last_key // block_k + 1
+    positions = np.arange(q0, q1)[:, None] + (n_k - n_q)  # (bq, 1): each row's position
 
     m = np.full(bq, -np.inf)
     l_i, acc = np.zeros(bq), np.zeros((bq, d_v))
@@ -499,6 +516,8 @@ def flash_trace(q, k, v, *, q_block=0, block_q=4, block_k=4, scale=None, dtype_b
     for j in range(tiles):
         k0, k1 = j * block_k, min((j + 1) * block_k, n_k)
         scores = q_i @ k[k0:k1].T * scale  # (bq, bk): on chip
+        if causal:
+            scores = np.where(np.arange(k0, k1)[None, :] > positions, -np.inf, scores)
         m_new = np.maximum(m, scores.max(axis=1))
         p = np.exp(scores - m_new[:, None])
         rescale = np.exp(m - m_new)  # exp(-inf) = 0 on the first tile
@@ -513,5 +532,5 @@ def flash_trace(q, k, v, *, q_block=0, block_q=4, block_k=4, scale=None, dtype_b
         steps.append(FlashStep(j + 1, k0, k1, scores, m, m_new, rescale, p, l_i, acc,
                                np.exp(seen - m_new[:, None]) / l_i[:, None], flash, standard))
         m = m_new
-    return FlashTrace(q_block, q0, q1, block_k, n_k, d, d_v, b, tuple(steps))
+    return FlashTrace(q_block, q0, q1, block_k, n_k, d, d_v, b, tuple(steps), bool(causal), n_k - n_q)
 # --8<-- [end:flash_trace]

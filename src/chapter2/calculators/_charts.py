@@ -20,6 +20,7 @@ MEMORY_GPU = "H100-SXM"  # the memory line on the KV cache chart
 MOE = charts.ChartSpec("tokens in the batch (B)", "share of experts (%)", x_log=True, y_range=(0, 100))
 KV_GRID = charts.ChartSpec("position (this pass's tokens in bold below)", "layer", kind="grid")
 FLASH_TILES = charts.ChartSpec("key (position), in tiles of keys loaded together", "query row", kind="grid")
+FLASH_STATE = charts.ChartSpec("query row", "μ (a score), ℓ (a sum of weights)", height=200)
 FLASH_BYTES = charts.ChartSpec("key tiles loaded", "bytes moved, this query block (B)", height=220)
 TIMELINE = charts.ChartSpec("time since the request arrived (s)", "KV cache of the batch (GB)", height=250)
 GRID_COLUMNS = 40  # the KV grid's columns at most: a longer prompt's first tokens share one column
@@ -163,8 +164,9 @@ def flash_tiles_chart(trace, t: int) -> dict:
     """One query block's rows against every key after `t` key tiles: which tile is loaded, what is accumulated.
 
     A key seen so far is shaded by its share of the row's softmax over the keys seen so far
-    (`FlashStep.weights`, relative to the row's largest, at least 0.1 so that every seen key shows);
-    keys not loaded yet are empty. The tile loaded at this step is outlined (at step 0: the first tile, next).
+    (`FlashStep.weights`, relative to the row's largest, at least 0.1 so that every seen key shows); keys
+    not loaded yet are empty; keys the causal mask hides from a row are grey, and tiles wholly after the
+    block are marked skipped (never loaded). The tile loaded at this step is outlined (at step 0: the first).
     """
     step = trace.steps[t]
     bk, n_k = trace.block_k, trace.n_k
@@ -172,9 +174,13 @@ def flash_tiles_chart(trace, t: int) -> dict:
     top = step.weights.max(axis=1, keepdims=True)
     cells = []
     for r in range(len(rows)):
-        cells.append([None if j >= step.k1 else (1 if j >= step.k0 else 0, max(0.1, float(step.weights[r, j] / top[r, 0])))
+        position = trace.q0 + r + trace.offset
+        cells.append([(2, 0.45) if trace.causal and j > position else
+                      None if j >= step.k1 else
+                      (1 if j >= step.k0 else 0, max(0.1, float(step.weights[r, j] / top[r, 0])))
                       for j in range(n_k)])
-    groups = [(f"tile {j + 1}", j * bk, min((j + 1) * bk, n_k)) for j in range(trace.tiles)]
+    groups = [(f"tile {j + 1}" + (" skipped" if j * bk >= trace.visible_k else ""), j * bk, min((j + 1) * bk, n_k))
+              for j in range(-(-n_k // bk))]
     if t == 0:
         mark = ("next: tile 1, not loaded yet", 0, min(bk, n_k), 0, len(rows))
     else:
@@ -186,8 +192,36 @@ def flash_tiles_chart(trace, t: int) -> dict:
                + ". Earlier tiles are gone from chip memory: only μ, ℓ and acc remember them.")
     return charts.grid(rows, [f"k{j}" for j in range(n_k)], cells,
                        keys=[("keys of earlier tiles: share of the row so far (darker: larger)", 0),
-                             ("keys of this step's tile", 1)],
+                             ("keys of this step's tile", 1),
+                             ("masked: after the query's position (causal), never scored", -1)],
                        groups=groups, marks=[mark], label_chars=3, summary=summary)
+
+
+def flash_state_chart(trace, t: int) -> dict:
+    """Per query row after `t` tiles: μ before and after the tile (dots that jump), ℓ before and after (bars),
+    and inside ℓ after, the earlier tiles' part once rescaled by exp(μ_old − μ_new) (it shrinks on a jump)."""
+    step = trace.steps[t]
+    xs = list(range(trace.q0, trace.q1))
+    if t == 0:
+        return charts.chart([charts.series("ℓ: 0 in every row, μ: −∞ (nothing seen yet)", xs, [0.0] * len(xs),
+                                           kind="bars", color=-1)],
+                            summary="Before the first tile: μ = −∞, ℓ = 0 in every row.")
+    first = t == 1  # μ before the first tile is −∞: nothing to draw, nothing to rescale
+    old_l = trace.steps[t - 1].l_i
+    kept = [0.0] * len(xs) if first else [float(f * s) for f, s in zip(step.rescale, old_l, strict=True)]
+    series = [charts.series("ℓ before this tile", [x - 0.2 for x in xs], [float(v) for v in old_l], kind="bars",
+                            color=-1),
+              charts.series("ℓ after this tile", [x + 0.2 for x in xs], [float(v) for v in step.l_i], kind="bars",
+                            color=2),
+              charts.series("…of which the earlier tiles, rescaled by exp(μ_old − μ_new)", [x + 0.2 for x in xs], kept,
+                            kind="bars", color=3)]
+    if not first:
+        series.append(charts.series("μ before this tile", xs, [float(v) for v in step.m_old], kind="scatter", color=-1))
+    series.append(charts.series("μ after this tile", xs, [float(v) for v in step.m_new], kind="scatter", color=1))
+    jumped = [f"q{x}" for x, a, b in zip(xs, step.m_old, step.m_new, strict=True) if not first and b > a]
+    return charts.chart(series, summary=(f"New maximum in {', '.join(jumped)}: the earlier part of ℓ shrinks by "
+                                         "exp(μ_old − μ_new)." if jumped else "No row found a new maximum: nothing "
+                                         "is rescaled." if not first else "The first tile sets μ and ℓ."))
 
 
 def flash_bytes_chart(trace, t: int) -> dict:

@@ -157,6 +157,8 @@ def flash_inputs(seed: int, d: int):
     outputs=[
         Output("tiles_chart", "The query block against every key: tiles loaded so far", kind="chart",
                chart=_charts.FLASH_TILES),
+        Output("state_chart", "Per query row: the running maximum μ before and after this tile, and the running sum ℓ",
+               kind="chart", chart=_charts.FLASH_STATE),
         Output("loaded", "This step", free_text=True),  # free_text: a sentence, shown full width
         Output("state", "Running maximum μ, rescale factor, running sum ℓ and accumulator acc, per query row",
                free_text=True),
@@ -169,7 +171,9 @@ def flash_inputs(seed: int, d: int):
 def flash_stepper_calc(seed, d, q_block, tiles):
     """FlashAttention's inner loop for one query block, after `tiles` key tiles (chapter2.attention.flash_trace)."""
     q, k, v = flash_inputs(seed, d)
-    trace = flash_trace(q, k, v, q_block=q_block, block_q=FLASH_BLOCK, block_k=FLASH_BLOCK, dtype_bytes=FLASH_BYTES)
+    trace = flash_trace(q, k, v, q_block=q_block, block_q=FLASH_BLOCK, block_k=FLASH_BLOCK, dtype_bytes=FLASH_BYTES,
+                        causal=True)
+    skipped, tiles = tiles > trace.tiles, min(tiles, trace.tiles)  # tiles after the block: the mask skips them
     step = trace.steps[tiles]
     rows = range(trace.q0, trace.q1)
     if tiles == 0:
@@ -177,7 +181,7 @@ def flash_stepper_calc(seed, d, q_block, tiles):
                   f"loaded; μ = −∞, ℓ = 0 and acc = 0 in every row")
         state = "\n".join(f"q{i}: μ −∞ | ℓ 0 | acc [{', '.join(['0'] * d)}]" for i in rows)
     else:
-        loaded = (f"Tile {tiles} of {trace.tiles}: K and V of keys {step.k0} to {step.k1 - 1} loaded "
+        loaded = (f"Tile {tiles} of {trace.tiles} this block needs: K and V of keys {step.k0} to {step.k1 - 1} loaded "
                   f"({step.k1 - step.k0} x {d} numbers each); scores S = Q Kᵀ / √{d} computed on chip")
         lines = []
         for r, i in enumerate(rows):
@@ -189,24 +193,29 @@ def flash_stepper_calc(seed, d, q_block, tiles):
                 m = f"μ {_n(step.m_new[r])}, no new maximum | rescale 1"
             lines.append(f"q{i}: {m} | ℓ {_n(step.l_i[r])} | acc [{', '.join(_n(x) for x in step.acc[r])}]")
         state = "\n".join(lines)
+    if skipped:
+        loaded = (f"Tiles {trace.tiles + 1} to {FLASH_N // FLASH_BLOCK}: skipped. Every key in them comes after "
+                  f"every query of this block (causal mask), so they are never loaded; the block was done "
+                  f"after {trace.tiles} tiles")
     per_tile = FLASH_BLOCK * 2 * d * FLASH_BYTES
     bytes_text = (f"FlashAttention: {step.hbm_bytes:,.0f} B (Q block {FLASH_BLOCK * d * FLASH_BYTES} B + "
                   f"{counted(tiles, 'K/V tile')} of {per_tile} B"
                   f"{f' + O block {FLASH_BLOCK * d * FLASH_BYTES} B' if tiles == trace.tiles else ''}); "
                   f"standard attention: {step.standard_bytes:,.0f} B, the same plus S and A written and read back "
                   f"({4 * FLASH_BLOCK * FLASH_BLOCK * FLASH_BYTES} B per tile). Whole attention at N = {FLASH_N}, "
-                  f"d = {d}, FP16: standard {nbytes(roofline.attention_intensity(FLASH_N, d, FLASH_BYTES).bytes)}, "
+                  f"d = {d}, FP16, no mask: standard {nbytes(roofline.attention_intensity(FLASH_N, d, FLASH_BYTES).bytes)}, "
                   f"FlashAttention {nbytes(_flash_total(d))} (K and V read once per query block)")
     if tiles < trace.tiles:
         check = f"O = acc / ℓ once every tile is in: {trace.tiles - tiles} to go"
     else:
-        want = attention_reference(q[None, None], k[None, None], v[None, None])[0, 0, trace.q0:trace.q1]
+        want = attention_reference(q[None, None], k[None, None], v[None, None], causal=True)[0, 0, trace.q0:trace.q1]
         diff = float(np.abs(trace.out - want).max())  # about 1e-16; its last digits depend on the BLAS
         check = "O = acc / ℓ: " + "; ".join(f"q{i} [{', '.join(_n(x) for x in trace.out[r])}]"
                                             for r, i in enumerate(range(trace.q0, trace.q1)))
         check += (", equal to the reference attention (float64) within 1e-12" if diff < 1e-12
                   else f", {diff:.1e} from the reference attention")
-    return {"tiles_chart": _charts.flash_tiles_chart(trace, tiles), "loaded": loaded, "state": state,
+    return {"tiles_chart": _charts.flash_tiles_chart(trace, tiles), "state_chart": _charts.flash_state_chart(trace, tiles),
+            "loaded": loaded, "state": state,
             "bytes": bytes_text, "bytes_chart": _charts.flash_bytes_chart(trace, tiles), "check": check}
 
 
