@@ -236,7 +236,11 @@ def check(spec: ChartSpec, data: dict) -> None:
         return
     if not isinstance(data, dict) or not XY_KEYS <= set(data) <= XY_KEYS | {"lanes", "bands"}:
         raise TypeError(f"data must be a chart output built with chapter2.charts.chart(), got {type(data).__name__}")
-    if not all(math.isfinite(v) for v in _numbers(data)):
+    try:  # one C loop over every number: a nan or an infinity makes the sum nan or infinite
+        finite = math.isfinite(math.fsum(_numbers(data)))
+    except OverflowError:  # finite values too large to add up: look at each
+        finite = all(math.isfinite(v) for v in _numbers(data))
+    if not finite:
         raise ValueError("the chart has a value that is not a finite number")
     for axis, log in (("x", spec.x_log), ("y", spec.y_log)):
         values = [v for s in data["series"] for v in s[axis]] + [p[axis] for p in data["points"]]
@@ -298,13 +302,20 @@ class _Axis:
             vals = list(values) or [0.0, 1.0]
             lo, hi, self.ticks = _lin_ticks(min(vals), max(vals))
         self.lo, self.hi, self.px = lo, hi, (lo_px, hi_px)
+        a, b = (math.log10(lo), math.log10(hi)) if log else (lo, hi)
+        self._a, self._k = a, (hi_px - lo_px) / (b - a)  # v -> lo_px + (v - a) * k: one multiply per point
 
     def __call__(self, v: float) -> float:
+        t = math.log10(max(v, 1e-300)) if self.log else v
+        return self.px[0] + (t - self._a) * self._k
+
+    def many(self, values) -> list[float]:
+        """The positions of many values at once (a series' points): the same map, without a call per point."""
+        p0, a, k = self.px[0], self._a, self._k
         if self.log:
-            a, b, t = math.log10(self.lo), math.log10(self.hi), math.log10(max(v, 1e-300))
-        else:
-            a, b, t = self.lo, self.hi, v
-        return self.px[0] + (t - a) / (b - a) * (self.px[1] - self.px[0])
+            log10 = math.log10
+            return [p0 + (log10(v if v > 1e-300 else 1e-300) - a) * k for v in values]
+        return [p0 + (v - a) * k for v in values]
 
 
 def _lin_ticks(lo: float, hi: float, n: int = 6):
@@ -370,9 +381,13 @@ def _color(index, fallback: int) -> str:
 
 
 def _path(s: dict, xa: _Axis, ya: _Axis) -> str:
-    pts = [(xa(x), ya(y)) for x, y in zip(s["x"], s["y"], strict=True) if not ((xa.log and x <= 0) or (ya.log and y <= 0))]
-    if not pts:
+    xs, ys = s["x"], s["y"]
+    if xa.log or ya.log:  # a value <= 0 has no place on a log axis: left out
+        kept = [(x, y) for x, y in zip(xs, ys, strict=True) if not ((xa.log and x <= 0) or (ya.log and y <= 0))]
+        xs, ys = [x for x, _ in kept], [y for _, y in kept]
+    if not xs:
         return ""
+    pts = list(zip(xa.many(xs), ya.many(ys), strict=True))
     d = [f"M{_f(pts[0][0])} {_f(pts[0][1])}"]
     if s["kind"] == "step":  # hold each value until the next x (step-post)
         for x1, y1 in pts[1:]:
