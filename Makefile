@@ -84,10 +84,10 @@ lint-workflows:
 test: lint
 	.venv/bin/python -m pytest -q -n $(WORKERS)
 
-# the edit-test loop: everything but the browser and the slow tests (1,304 tests, no site build: a test
-# that needs the built site is slow, tests/conftest.py). On a 2-core machine: 122 s of CPU (user+sys), which
-# is about 55 s wall when quiet (measured loaded: 6 min 51 s wall, 7 other jobs); before: 2,009 tests,
-# 78.9 s wall and 150 s CPU quiet
+# the edit-test loop: everything but the browser and the slow tests (1,450 tests, no site build: a test
+# that needs the built site is slow, tests/conftest.py). On a 2-core machine: 110-120 s of CPU (user+sys),
+# measured while seven other jobs shared it (6-9 min wall then; about 55 s wall quiet, from the CPU time);
+# before: 2,009 tests, 78.9 s wall and 150 s CPU quiet
 test-fast: lint
 	.venv/bin/python -m pytest -q -n $(WORKERS) -m "not browser and not slow"
 
