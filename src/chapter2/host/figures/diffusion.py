@@ -1,4 +1,5 @@
-"""Figures for section 2.3: denoiser passes against steps, the pixels-to-tokens pipeline, and guided steps."""
+"""Figures for section 2.3: denoiser passes against steps, the pixels-to-tokens pipeline, guided steps, and
+attention's share of a pass against image size and clip length."""
 
 import numpy as np
 
@@ -230,4 +231,56 @@ def guidance_steps_figure():
             "default).\nmix = unconditional + guidance scale × (conditional − unconditional)",
             fontsize=8, va="top")
     ax.set_aspect("auto")  # imshow set "equal"; the strip is laid out in its own units
+    return fig
+
+
+# --------------------------------------------------------------------------- attention's share against size
+SHARE_IMAGES = ("Qwen-Image", "FLUX.1-dev", "SD3.5-Large", "SDXL")
+SHARE_VIDEOS = ("Wan2.1-T2V-14B", "HunyuanVideo", "CogVideoX-5B")
+SIDES = tuple(range(256, 2048 + 1, 128))
+
+
+def attention_shares() -> dict:
+    """Attention's share of one pass (exact, `chapter2.denoiser`): image pipelines against the side of a square
+    image, video pipelines against frames at their default width and height."""
+    images = {n: [diffusion.MODELS[n].denoiser.pass_cost(s, s, 1, diffusion.MODELS[n].text_tokens).attention_share
+                  for s in SIDES] for n in SHARE_IMAGES}
+    videos = {}
+    for n in SHARE_VIDEOS:
+        m = diffusion.MODELS[n]
+        w, h = m.default_size
+        frames = [1 + m.vae_temporal * i for i in range(0, (m.default_frames - 1) // m.vae_temporal + 1)]
+        videos[n] = (frames, [m.denoiser.pass_cost(w, h, f, m.text_tokens).attention_share for f in frames])
+    return {"images": images, "videos": videos}
+
+
+def _share_alt() -> str:
+    s = attention_shares()
+    qwen = dict(zip(SIDES, s["images"]["Qwen-Image"], strict=True))
+    wan_frames, wan = s["videos"]["Wan2.1-T2V-14B"]
+    return (f"Two panels of attention's share of one denoiser pass's FLOPs. Left, against the side of a square image "
+            f"from {SIDES[0]} to {SIDES[-1]} pixels: Qwen-Image rises from {100 * qwen[256]:.0f} % to "
+            f"{100 * qwen[1024]:.0f} % at 1024 and {100 * qwen[2048]:.0f} % at 2048; FLUX.1 [dev] and SD3.5 Large "
+            f"follow the same rise and SDXL's UNet stays lower. Right, against frames at each video model's default size: Wan 2.1 14B "
+            f"goes from {100 * wan[0]:.0f} % for one frame to {100 * wan[-1]:.0f} % at {wan_frames[-1]} frames. "
+            f"A dashed line marks half: above it attention is most of the work.")
+
+
+@figure("attention_share", alt=_share_alt())
+def attention_share_figure():
+    import matplotlib.pyplot as plt
+
+    s = attention_shares()
+    fig, (ax_img, ax_vid) = plt.subplots(1, 2, figsize=(8.8, 3.6), sharey=True)
+    for name, shares in s["images"].items():
+        ax_img.plot(SIDES, [100 * v for v in shares], label=name, linewidth=1.8)
+    for name, (frames, shares) in s["videos"].items():
+        ax_vid.plot(frames, [100 * v for v in shares], label=name, linewidth=1.8)
+    for ax in (ax_img, ax_vid):
+        ax.axhline(50, color="#8a8f98", linestyle="--", linewidth=1)
+        ax.set_ylim(0, 100)
+        ax.legend(loc="upper left", fontsize=8)
+    ax_img.set(title="images: attention % of a pass", xlabel="side of a square image (pixels)", ylabel="%")
+    ax_vid.set(title="video: attention % of a pass", xlabel="frames (default width × height)")
+    fig.tight_layout()
     return fig
