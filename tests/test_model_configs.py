@@ -18,11 +18,13 @@ from chapter2.models import (CONFIG_DIR, FAMILY_CONFIG_DIR, ModelConfig, describ
 
 SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B", "Llama-4-Scout-17B-16E", "Mistral-7B-v0.1",
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
-FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414", "GLM-4.5-Air",
-                  "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K",
-                  "OLMo-2-1124-7B", "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
-                  "Qwen1.5-MoE-A2.7B", "Qwen3-Next-80B-A3B-Instruct", "Seed-OSS-36B-Instruct", "SmolLM3-3B",
-                  "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b", "granite-3.0-1b-a400m-base", "granite-3.0-8b-base"]
+FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414",
+                  "GLM-4.5-Air", "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407",
+                  "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K", "OLMo-2-1124-7B",
+                  "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
+                  "Qwen1.5-MoE-A2.7B", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
+                  "Seed-OSS-36B-Instruct", "SmolLM3-3B", "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b",
+                  "granite-3.0-1b-a400m-base", "granite-3.0-8b-base"]
 
 
 def within(value, published, tol=0.01):
@@ -354,6 +356,11 @@ def test_published_totals_of_every_family():
     assert load_config("Phi-4-mini-instruct").kv_cache_bytes_per_token("bf16") == 2 * 32 * 8 * 128 * 2
     # Nemotron-H paper (arXiv:2504.03624, table 1): Nemotron-H-8B, 8B parameters
     assert round(p("Nemotron-H-8B-Base-8K").total / 1e9) == 8
+    # Qwen3.5 model cards (https://huggingface.co/Qwen/Qwen3.5-397B-A17B, .../Qwen3.5-27B): 397B total with 17B
+    # active, and 27B; the totals include the vision encoder, which params() leaves out (396.3B and 26.9B here)
+    q35 = p("Qwen3.5-397B-A17B")
+    assert 396e9 < q35.total < 397e9 and round(q35.active / 1e9) == 17
+    assert 26.5e9 < p("Qwen3.5-27B").total < 27e9
     # Seed-OSS-36B: model.safetensors.index.json of ByteDance-Seed/Seed-OSS-36B-Instruct, 36,151,104,512 parameters
     assert p("Seed-OSS-36B-Instruct").total == 36_151_104_512
     # EXAONE 4.0 model card (https://huggingface.co/LGAI-EXAONE/EXAONE-4.0-32B): "30.95B" without embeddings

@@ -12,20 +12,27 @@ them into the numbers an inference engineer needs first:
 - `kv_cache_bytes_per_token(dtype)`, `kv_cache_bytes(context, batch, dtype)` and
   `kv_cache_breakdown(context)`: the memory the KV cache takes, per layer type
   (full attention, sliding window, chunked attention, multi-head latent attention);
-- `flops_per_token(context)`: the compute one decoded token costs.
+- `flops_per_token(context)`, `prefill_flops(prompt)`: the compute one decoded
+  token, or one prefill, costs (the convention is stated once, in `flops_per_token`).
 
 Supported families (the `architectures[0]` class name decides; `FAMILIES` lists
-them with the published models that use each class): Llama (2, 3.x), Llama 4
-(text; its multimodal wrapper is read through `text_config`), Mistral (also
-Mistral Nemo), Mixtral, Qwen2 / Qwen2.5, Qwen2-MoE, Qwen3, Qwen3-MoE,
-DeepSeek-V2 and DeepSeek-V3 (also Kimi-K2 and Moonlight, which use the V3
-class), Gemma, Gemma 2, Gemma 3 (text), Phi-3 / Phi-4, Phi-3.5-MoE, OLMo 2,
-OLMoE, Granite, GraniteMoE, Cohere (Command R), gpt-oss, GLM-4.5 (glm4_moe),
-ERNIE 4.5 MoE, SmolLM3. Every count is the one the family's `transformers`
-model class builds (the tests instantiate each on the meta device and compare);
-a field a config.json leaves out takes the default of the family's transformers
-config class, and `defaulted` lists which ones did. Any other class is refused
-by name, before any field is read.
+them with the published models that use each class, one entry per family: its
+transformers defaults and its traits, the named rules for its layer layout and
+its experts). Attention-only decoders: Llama, Llama 4 (text; its multimodal wrapper is read
+through `text_config`), Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE,
+DeepSeek-V2/V3 (also Kimi-K2), Gemma, Gemma 2, Gemma 3, Phi-3 (also Phi-4 and
+Phi-4-mini), Phi-3.5-MoE, OLMo 2, OLMoE, Granite, GraniteMoE, Cohere, gpt-oss,
+GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2.
+Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
+NVIDIA Nemotron 3 Nano) and Qwen3-Next (gated DeltaNet). Every count is the one the
+family's `transformers` model class builds (the tests instantiate each on the meta
+device and compare); a field a config.json leaves out takes the default of the
+family's transformers config class, and `defaulted` lists which ones did. Any
+other class is refused by name, before any field is read.
+
+A hybrid's cache (`kv_cache_bytes`) is the KV of its attention layers plus every
+recurrent layer's convolution and recurrent state (`state_bytes`), in the dtypes
+transformers keeps them; `kv_cache_bytes_per_token` is the growth per token.
 
 `ModelConfig.from_numbers(...)` describes a model by plain numbers instead
 (parameter counts and attention sizes), for estimates without a config.json:
@@ -412,16 +419,36 @@ FAMILIES: tuple[Family, ...] = (
         "num_experts_per_tok": 10, "num_experts": 512, "mlp_only_layers": None},
         qk_norm=True, layout="qwen3_next", experts="qwen", norm_topk_prob="norm_topk_prob", shared_expert_gate=True,
         state="gated_deltanet", attn_output_gate=True),
+    _fam("Qwen3.5", "qwen3_5_text", ["Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration"], "Qwen3_5TextConfig",
+         "Qwen3.5 dense (language model; the multimodal release is read through text_config)", {
+        "vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32,
+        "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "layer_types": None,
+        "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32},
+        qk_norm=True, layout="qwen3_next", state="gated_deltanet", attn_output_gate=True),
+    _fam("Qwen3.5-MoE", "qwen3_5_moe_text", ["Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration"],
+         "Qwen3_5MoeTextConfig", "Qwen3.5-397B-A17B (language model; the multimodal release is read through text_config)", {
+        "vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16,
+        "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06,
+        "tie_word_embeddings": False, "attention_bias": False, "layer_types": None, "full_attention_interval": 4,
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_num_key_heads": 16, "linear_num_value_heads": 32, "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8, "num_experts": 256},
+        qk_norm=True, layout="qwen3_next", experts="every_layer_shared", experts_key="num_experts",
+        norm_topk_prob="norm_topk_prob", shared_expert_gate=True, state="gated_deltanet", attn_output_gate=True),
 )
 
 _BY_CLASS = {cls: fam for fam in FAMILIES for cls in fam.classes}
 _BY_MODEL_TYPE = {fam.model_type: fam for fam in FAMILIES}
 _BY_MODEL_TYPE.update({"gemma3": _BY_MODEL_TYPE["gemma3_text"], "llama4": _BY_MODEL_TYPE["llama4_text"],
-                       "kimi_k2": _BY_MODEL_TYPE["deepseek_v3"]})
+                       "kimi_k2": _BY_MODEL_TYPE["deepseek_v3"], "qwen3_5": _BY_MODEL_TYPE["qwen3_5_text"],
+                       "qwen3_5_moe": _BY_MODEL_TYPE["qwen3_5_moe_text"]})
 # Multimodal wrappers: the language model is read from `text_config`; the vision tower is not counted.
 # Which config's tie_word_embeddings ties the LM head (as transformers 5 builds them): Gemma 3's outer
 # config (default true), Llama 4's text config.
-_WRAPPERS = {"Gemma3ForConditionalGeneration": ("outer", True), "Llama4ForConditionalGeneration": ("text", None)}
+_WRAPPERS = {"Gemma3ForConditionalGeneration": ("outer", True), "Llama4ForConditionalGeneration": ("text", None),
+             "Qwen3_5ForConditionalGeneration": ("outer", False), "Qwen3_5MoeForConditionalGeneration": ("outer", False)}
 # Layer kinds of the KV cache (transformers' `layer_types` names).
 LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
 # Recurrent layer kinds: a fixed-size state instead of a KV cache (section 2.5).
@@ -1237,7 +1264,9 @@ def _resolve_class(c: dict) -> tuple[str, Family]:
         model_type = c.get("model_type")
         fam = _BY_MODEL_TYPE.get(model_type) if isinstance(model_type, str) else None
         if fam is not None:
-            cls = {"gemma3": "Gemma3ForConditionalGeneration", "llama4": "Llama4ForConditionalGeneration"}.get(
+            cls = {"gemma3": "Gemma3ForConditionalGeneration", "llama4": "Llama4ForConditionalGeneration",
+                   "qwen3_5": "Qwen3_5ForConditionalGeneration",
+                   "qwen3_5_moe": "Qwen3_5MoeForConditionalGeneration"}.get(
                 model_type, fam.classes[0])
             return cls, fam
         else:
@@ -1299,7 +1328,8 @@ def _parse(c: dict, name: str | None) -> dict:
     fields = dict(
         name=name or c.get("_name") or arch, architecture=arch, model_type=text.get("model_type") or c.get("model_type") or mt,
         family=described.family, task=described.task, vocab_size=vocab, hidden_size=hidden,
-        intermediate_size=r.int("intermediate_size"), num_hidden_layers=layers, num_attention_heads=heads,
+        intermediate_size=r.int("intermediate_size", optional=fam.experts == "every_layer_shared") or 0,
+        num_hidden_layers=layers, num_attention_heads=heads,
         num_key_value_heads=kv_heads, head_dim=head_dim, max_position_embeddings=max_pos,
         rms_norm_eps=eps if eps is not None else 1e-6, rope_theta=rope_theta, rope_scaling=rope_scaling,
         tie_word_embeddings=tie, source=c.get("_source", ""), family_label=fam.label,
@@ -1564,7 +1594,16 @@ def _nemotron_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -
                 ffn_free_layers=tuple(i for i, b in enumerate(blocks) if b in ("mamba", "attention")))
 
 
-_EXPERT_RULES = {"every_layer": _every_layer, "qwen": _qwen_experts, "deepseek": _deepseek_experts,
+def _every_layer_shared(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """Qwen3.5-MoE: every layer routes among `num_experts` experts of moe_intermediate_size, beside a gated
+    shared expert of shared_expert_intermediate_size (its config has no intermediate_size: no dense MLP)."""
+    return dict(num_experts=r.int(fam.experts_key), num_experts_per_tok=r.int("num_experts_per_tok"),
+                moe_intermediate_size=r.int("moe_intermediate_size"), moe_layers=tuple(range(layers)),
+                shared_expert_intermediate_size=r.int("shared_expert_intermediate_size", zero=True))
+
+
+_EXPERT_RULES = {"every_layer": _every_layer, "every_layer_shared": _every_layer_shared, "qwen": _qwen_experts,
+                 "deepseek": _deepseek_experts,
                  "ernie": _ernie_experts, "llama4": _llama4_experts, "nemotron_h": _nemotron_experts}
 
 
