@@ -663,3 +663,21 @@ def test_hybrid_cache_by_hand():
     nxt = load_config("Qwen3-Next-80B-A3B-Instruct")
     assert nxt.kv_cache_bytes_per_token("bf16") == 12 * 2 * 2 * 256 * 2
     assert nxt.state_bytes("bf16") == 36 * ((2 * 16 * 128 + 32 * 128) * 4 * 2 + 32 * 128 * 128 * 4)
+
+
+def test_a_pasted_hybrid_config_gives_numbers_in_every_model_calculator():
+    """Nemotron 3 Nano's and Qwen3-Next's config.json, pasted: every calculator that takes a config answers, and
+    the KV cache calculator's total is the attention KV plus the recurrent states (by hand, see above)."""
+    from chapter2.calculators import _registry
+
+    nano = (FAMILY_CONFIG_DIR / "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json").read_text()
+    nxt = (FAMILY_CONFIG_DIR / "Qwen3-Next-80B-A3B-Instruct.json").read_text()
+    # the calculators that read an LLM config.json (others take a diffusion model's config)
+    for name in ("kv_cache", "model_config", "model_diagram", "moe_coverage", "roofline", "decode_batching"):
+        for text in (nano, nxt):
+            assert _registry.compute(name, {"config_json": text})
+    out = _registry.compute("kv_cache", {"config_json": nano, "context": "32768", "batch": "1"})
+    state = 23 * ((64 * 64 + 2 * 8 * 128) * 4 * 2 + 64 * 64 * 128 * 4)
+    from chapter2.format import nbytes
+    assert out["total"].startswith(nbytes(6144 * 32768 + state))
+    assert "23 Mamba-2" in out["layers"] and "hybrid" in out["note"]
