@@ -199,11 +199,13 @@ class DiffusionModel:
     default_frames: int
     source: str
     fps: int | None
-    objective: str
-    objective_source: str
+    objective: str | None  # None for a bare pasted config, whose training objective is not known
+    objective_source: str | None
     experts: int = 1
 
     def __post_init__(self):
+        if self.objective is None and self.objective_source is None:  # a bare pasted config: not known
+            return
         if self.objective not in OBJECTIVES:
             raise ValueError(f"{self.name}: objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
         if not self.objective_source.startswith("https://"):
@@ -323,8 +325,7 @@ def model_from_config(config, *, name="pasted config.json") -> DiffusionModel:
     size = (832, 480) if den.video else (1024, 1024)
     arch = "UNet" if unet else "MMDiT" if den.class_name in _MMDIT else "DiT"
     return DiffusionModel(name, name, kind, arch, den, (), {"config": None}, None, den.text_tokens,
-                          blocks if width else None, width, 50, "cfg", size, frames, "https://huggingface.co/",
-                          None, "velocity", "https://arxiv.org/abs/2210.02747")
+                          blocks if width else None, width, 50, "cfg", size, frames, "", None, None, None)
 """Every shipped pipeline by its display name ("FLUX.1-dev", "Qwen-Image", "Wan2.1-T2V-14B", ...)."""
 
 
