@@ -24,7 +24,7 @@ FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
                   "Qwen1.5-MoE-A2.7B", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
                   "Seed-OSS-36B-Instruct", "SmolLM3-3B", "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b",
-                  "granite-3.0-1b-a400m-base", "granite-3.0-8b-base"]
+                  "granite-3.0-1b-a400m-base", "granite-3.0-8b-base", "granite-4.0-h-tiny"]
 
 
 def within(value, published, tol=0.01):
@@ -361,6 +361,10 @@ def test_published_totals_of_every_family():
     q35 = p("Qwen3.5-397B-A17B")
     assert 396e9 < q35.total < 397e9 and round(q35.active / 1e9) == 17
     assert 26.5e9 < p("Qwen3.5-27B").total < 27e9
+    # Granite 4.0 model card (https://huggingface.co/ibm-granite/granite-4.0-h-tiny): 7B total, 1B active
+    # (6.94B and 1.47B here: 4 attention and 36 Mamba-2 layers, 6 of 64 experts and a shared MLP in every layer)
+    tiny = p("granite-4.0-h-tiny")
+    assert round(tiny.total / 1e9) == 7 and round(tiny.active / 1e9) == 1
     # Seed-OSS-36B: model.safetensors.index.json of ByteDance-Seed/Seed-OSS-36B-Instruct, 36,151,104,512 parameters
     assert p("Seed-OSS-36B-Instruct").total == 36_151_104_512
     # EXAONE 4.0 model card (https://huggingface.co/LGAI-EXAONE/EXAONE-4.0-32B): "30.95B" without embeddings

@@ -24,7 +24,8 @@ DeepSeek-V2/V3 (also Kimi-K2), Gemma, Gemma 2, Gemma 3, Phi-3 (also Phi-4 and
 Phi-4-mini), Phi-3.5-MoE, OLMo 2, OLMoE, Granite, GraniteMoE, Cohere, gpt-oss,
 GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2.
 Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
-NVIDIA Nemotron 3 Nano) and Qwen3-Next (gated DeltaNet). Every count is the one the
+NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Qwen3-Next and Qwen3.5 dense and
+MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`). Every count is the one the
 family's `transformers` model class builds (the tests instantiate each on the meta
 device and compare); a field a config.json leaves out takes the default of the
 family's transformers config class, and `defaulted` lists which ones did. Any
@@ -200,6 +201,7 @@ class Family:
     mlp_gated: bool = True  # False: MLPs and experts have up and down projections only
     attn_output_gate: bool = False  # q_proj also gives a sigmoid gate on the attention output (Qwen3-Next)
     mlp_act_params: int = 0  # learned numbers inside each MLP's activation (Apertus' xIELU: alpha_p, alpha_n)
+    state_keys: str = "nemotron_h"  # which config keys size its Mamba-2 layers (a key of `_MAMBA_KEYS`)
 
 
 _COMMON = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
@@ -419,6 +421,16 @@ FAMILIES: tuple[Family, ...] = (
         "num_experts_per_tok": 10, "num_experts": 512, "mlp_only_layers": None},
         qk_norm=True, layout="qwen3_next", experts="qwen", norm_topk_prob="norm_topk_prob", shared_expert_gate=True,
         state="gated_deltanet", attn_output_gate=True),
+    _fam("Granite 4.0-H", "granitemoehybrid", ["GraniteMoeHybridForCausalLM"], "GraniteMoeHybridConfig",
+         "IBM Granite 4.0-H (Micro, Tiny, Small)", {
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8,
+        "num_experts_per_tok": 2, "shared_intermediate_size": 1024, "layer_types": None, "mamba_n_heads": 128,
+        "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_head": "auto", "mamba_d_conv": 4, "mamba_expand": 2,
+        "mamba_conv_bias": True, "mamba_proj_bias": False},
+        [("layers_block_type", "layer_types")],
+        layout="granite_hybrid", experts="granite_hybrid", state="mamba2", state_keys="granite"),
     _fam("Qwen3.5", "qwen3_5_text", ["Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration"], "Qwen3_5TextConfig",
          "Qwen3.5 dense (language model; the multimodal release is read through text_config)", {
         "vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32,
@@ -1491,11 +1503,25 @@ def _qwen3_next(r: _Reader, layers: int, given) -> tuple:
     return [names[t] for t in listed], None, None
 
 
+def _granite_hybrid(r: _Reader, layers: int, given) -> tuple:
+    """Granite 4.0-H: `layer_types` of "mamba" (Mamba-2) and "attention" layers; all Mamba-2 if absent."""
+    listed = r.raw("layer_types")
+    names = {"mamba": "mamba2", "linear_attention": "mamba2", "attention": "full_attention",
+             "full_attention": "full_attention"}
+    if listed is None:
+        return ["mamba2"] * layers, None, None
+    if not isinstance(listed, list) or len(listed) != layers or any(t not in names for t in listed):
+        raise ValueError(f"{r.name('layer_types')} must list 'mamba' or 'attention' for each of the {layers} layers, "
+                         f"got {listed!r}")
+    return [names[t] for t in listed], None, None
+
+
 # name -> (rule, whether the family's config may list `layer_types`)
 _LAYOUTS = {"full": (_full, False), "one_window": (_one_window, False), "qwen": (_qwen, True),
             "qwen2_moe": (_qwen2_moe, True), "qwen3_moe": (_qwen3_moe, False), "alternating": (_alternating, True),
             "gemma3": (_gemma3, True), "smollm3": (_smollm3, True), "llama4": (_llama4, True),
-            "nemotron_h": (_nemotron_h, False), "qwen3_next": (_qwen3_next, False), "exaone4": (_exaone4, True)}
+            "nemotron_h": (_nemotron_h, False), "qwen3_next": (_qwen3_next, False), "exaone4": (_exaone4, True),
+            "granite_hybrid": (_granite_hybrid, False)}
 
 
 def _layer_kinds(r: _Reader, fam: Family, layers: int) -> dict:
@@ -1602,7 +1628,19 @@ def _every_layer_shared(r: _Reader, fam: Family, layers: int, intermediate: int)
                 shared_expert_intermediate_size=r.int("shared_expert_intermediate_size", zero=True))
 
 
-_EXPERT_RULES = {"every_layer": _every_layer, "every_layer_shared": _every_layer_shared, "qwen": _qwen_experts,
+def _granite_hybrid_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """Granite 4.0-H: every layer has a gated shared MLP of shared_intermediate_size; with experts, every layer
+    also routes among `num_local_experts` of intermediate_size. Without, the shared MLP is the dense MLP."""
+    shared = r.int("shared_intermediate_size")
+    experts = r.int("num_local_experts", zero=True)
+    if not experts:
+        return dict(intermediate_size=shared, moe_layers=())
+    return dict(num_experts=experts, num_experts_per_tok=r.int("num_experts_per_tok"), moe_intermediate_size=intermediate,
+                moe_layers=tuple(range(layers)), shared_expert_intermediate_size=shared)
+
+
+_EXPERT_RULES = {"every_layer": _every_layer, "granite_hybrid": _granite_hybrid_experts,
+                 "every_layer_shared": _every_layer_shared, "qwen": _qwen_experts,
                  "deepseek": _deepseek_experts,
                  "ernie": _ernie_experts, "llama4": _llama4_experts, "nemotron_h": _nemotron_experts}
 
@@ -1626,6 +1664,17 @@ def _experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
 
 def _state_fields(r: _Reader, fam: Family) -> dict:
     """The recurrent layers' sizes (Mamba-2 or gated DeltaNet) and the dtype of their state."""
+    if fam.state == "mamba2" and fam.state_keys == "granite":
+        heads = r.int("mamba_n_heads")
+        inner = r.int("mamba_expand") * r.int("hidden_size")
+        head_dim = r.raw("mamba_d_head")
+        head_dim = inner // heads if head_dim == "auto" else r.int("mamba_d_head")
+        if head_dim * heads != inner:
+            raise ValueError(f"{r.name('mamba_d_head')} x mamba_n_heads ({head_dim} x {heads}) must be mamba_expand x "
+                             f"hidden_size ({inner})")
+        return dict(mamba_num_heads=heads, mamba_head_dim=head_dim, ssm_state_size=r.int("mamba_d_state"),
+                    n_groups=r.int("mamba_n_groups"), conv_kernel=r.int("mamba_d_conv"),
+                    conv_bias=r.bool("mamba_conv_bias"), mamba_bias=r.bool("mamba_proj_bias"), state_dtype="fp32")
     if fam.state == "mamba2":
         dtype = r.raw("mamba_ssm_cache_dtype")
         if dtype not in STATE_DTYPES:
