@@ -3,7 +3,6 @@ page and against what the code and the model's sources say."""
 
 from __future__ import annotations
 
-import pytest
 
 from pathlib import Path
 
@@ -15,7 +14,6 @@ PAGE = (Path(__file__).resolve().parents[1] / "docs" / "attention.md").read_text
 FLAT = " ".join(PAGE.split())
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24: the page is fixed once its other rewrite lands")
 def test_flash_attentions_rounding_errors_are_of_the_same_size_not_the_same_errors():
     """Tiled and standard attention in float32 sum in different orders: each differs from float64 by about the
     same amount, yet they differ from each other, so the errors are of the same size, not the same errors."""
@@ -32,7 +30,6 @@ def test_flash_attentions_rounding_errors_are_of_the_same_size_not_the_same_erro
     assert "rounding errors of the same size as standard attention's, not the same errors" in FLAT
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24: the page is fixed once its other rewrite lands")
 def test_one_size_for_the_4096_token_score_matrix():
     """The 4,096 x 4,096 FP16 score matrix is 33,554,432 bytes: one unit for it on the page (decimal MB, the site's
     convention), not 32 MiB in one place and 33.6 MB in another."""
@@ -40,7 +37,6 @@ def test_one_size_for_the_4096_token_score_matrix():
     assert "attention.one_head_scores_binary" not in PAGE
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24: the page is fixed once its other rewrite lands")
 def test_mistral_7b_v01_context_is_what_its_config_accepts_not_what_it_was_trained_on():
     """Mistral 7B v0.1: config max_position_embeddings 32,768; trained with an 8,192-token context (paper Table 1)."""
     assert "Mistral 7B v0.1's longest context" not in FLAT

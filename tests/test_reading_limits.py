@@ -21,9 +21,6 @@ MAX_WORDS = 1_600
 MAX_NUMBERS_PER_100_WORDS = 3.0
 SECTION_PAGES = ("neural-networks", "llm-inference", "llm-architecture", "image-generation", "bottlenecks",
                  "attention")
-# Pages whose rewrite into two layers waits until other work on them has landed (issue 24): expected to fail,
-# strictly, so that the mark must go the moment a page meets the limits.
-NOT_YET = {"image-generation", "bottlenecks", "attention"}
 
 _PROSE = {"p", "li"}
 _SKIP_TAGS = {"details", "code", "pre", "table", "figure", "form", "svg", "math", "script", "style", "button",
@@ -121,8 +118,7 @@ def test_a_number_is_a_token_starting_with_a_digit():
 # -- the built site --------------------------------------------------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(
-    strict=True, reason="issue 24: not yet in two layers")) if p in NOT_YET else p for p in SECTION_PAGES])
+@pytest.mark.parametrize("page", SECTION_PAGES)
 def test_section_page_reads_as_an_explanation(site_dir, page):
     words, density = measure((site_dir / page / "index.html").read_text())
     assert words <= MAX_WORDS, f"{page}: {words} words of running prose, more than {MAX_WORDS}"

@@ -272,12 +272,6 @@ def flash_three_tiles_bytes() -> Num:
 
 
 @fact
-def one_head_scores_binary() -> Num:
-    """The N x N scores of one head at N = 4,096 in FP16, in MiB (the same bytes as `standard_scores_bytes`)."""
-    return _binary(FLASH_N * FLASH_N * 2)
-
-
-@fact
 def a100_sram_bandwidth_tb_s() -> Num:
     """The A100's on-chip SRAM bandwidth as the FlashAttention paper estimates it, about 19 TB/s (arXiv:2205.14135,
     section 2.1; gpus.json on_chip): vendors publish no on-chip bandwidth."""
