@@ -28,6 +28,7 @@ MOVES = {
     "roofline": [{"batch": "64"}, {"gpu": "H200-SXM"}],
     "roofline_play": [{"batch": "6"}, {"context": "14"}, {"gpu": "L4"}],
     "model_diagram": [{"model": "DeepSeek-V3"}],
+    "hybrid_cost": [{"context": "262144"}],
     "decode_batching": [{"batch": "300"}],
     "kv_cache": [{"context": "131072"}],
     "moe_coverage": [{"n_tokens": "16"}],
@@ -170,3 +171,31 @@ def test_axe_finds_no_serious_issue_in_the_calculators_with_charts(browser, site
     pages = sorted(set(_chart_pages(site_dir).values()))
     problems = axe_audit(browser, site_url, scheme, [(path, ".c2-calc", path) for path in pages])
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [PHONE, {"width": 1280, "height": 900}], ids=["phone", "desktop"])
+def test_build_time_figures_keep_their_drawn_size(browser, site_url, site_dir, viewport, scheme):
+    """A figure is drawn at most at its own size: never stretched (the 8 x 8 causal mask was 620 px tall at
+    1280 px), and on a phone never shrunk (its text was 3-4 px): a wide one scrolls sideways in its own box,
+    and the page itself never does."""
+    pages = sorted({p.parent.relative_to(site_dir).as_posix() + "/" for p in site_dir.rglob("index.html")
+                    if 'class="c2-figure"' in p.read_text()})
+    assert pages
+    with local_only_context(browser, viewport=viewport, color_scheme=scheme) as context:
+        page = context.new_page()
+        for path in pages:
+            page.goto(site_url + path)
+            page.wait_for_load_state("networkidle")
+            sizes = page.evaluate("""() => [...document.querySelectorAll('.c2-figure img')].map(img => {
+                img.scrollIntoView(); return [img.getAttribute('src'), img.naturalWidth, img.getBoundingClientRect().width,
+                img.parentElement.clientWidth]; })""")
+            for src, natural, shown, column in sizes:
+                assert natural > 0, f"{path}: {src} not drawn"
+                assert shown <= natural + 0.5, f"{path}: {src} stretched from {natural} to {shown:.0f} px"
+                if viewport is PHONE:
+                    assert shown >= natural - 0.5, f"{path}: {src} shrunk from {natural} to {shown:.0f} px on a phone"
+                else:
+                    assert shown >= min(natural, column) - 0.5, f"{path}: {src} drawn at {shown:.0f} px"
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"], path
+        assert not context.blocked

@@ -205,6 +205,7 @@ def flash_state_chart(trace, t: int) -> dict:
     if t == 0:
         return charts.chart([charts.series("ℓ: 0 in every row, μ: −∞ (nothing seen yet)", xs, [0.0] * len(xs),
                                            kind="bars", color=-1)],
+                            rules=[charts.rule("y", 0, "ℓ = 0 and μ = −∞ in every row")],
                             summary="Before the first tile: μ = −∞, ℓ = 0 in every row.")
     first = t == 1  # μ before the first tile is −∞: nothing to draw, nothing to rescale
     old_l = trace.steps[t - 1].l_i
