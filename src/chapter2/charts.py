@@ -904,12 +904,13 @@ def _render_diagram(data: dict, *, uid: str, title: str) -> str:
             for n, line in enumerate(side):
                 text.append(f'<text x="{sx0 + 4}" y="{y + 5 + BOX_LINE * (n + 1) - 3}">{e(line)}</text>')
         spans.append((y, y + height))
+        box_bottom = y + h
         y += height
         if r and i == r["end"] - 1:
             y += 8
         if i < len(data["boxes"]) - 1:  # an arrow down to the next box
             mid = (x0 + x1) / 2
-            shapes.append(f'<path d="M{mid:.1f} {y + 2}V{y + gap - 5}" stroke="currentColor" fill="none"/>'
+            shapes.append(f'<path d="M{mid:.1f} {box_bottom + 2}V{y + gap - 5}" stroke="currentColor" fill="none"/>'
                           f'<path d="M{mid - 4:.1f} {y + gap - 7}L{mid:.1f} {y + gap - 1}L{mid + 4:.1f} {y + gap - 7}Z" '
                           f'fill="currentColor"/>')
             y += gap
