@@ -24,7 +24,7 @@ FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
                   "Qwen1.5-MoE-A2.7B", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
                   "Seed-OSS-36B-Instruct", "SmolLM3-3B", "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b",
-                  "granite-3.0-1b-a400m-base", "granite-3.0-8b-base", "granite-4.0-h-tiny"]
+                  "granite-3.0-1b-a400m-base", "granite-3.0-8b-base", "granite-4.0-h-tiny", "whisper-large-v3"]
 
 
 def within(value, published, tol=0.01):
@@ -685,3 +685,69 @@ def test_a_pasted_hybrid_config_gives_numbers_in_every_model_calculator():
     from chapter2.format import nbytes
     assert out["total"].startswith(nbytes(6144 * 32768 + state))
     assert "23 Mamba-2" in out["layers"] and "hybrid" in out["note"]
+
+
+# -----------------------------------------------------------------------------
+# Whisper, the encoder-decoder (section 2.1)
+
+
+def test_whisper_large_v3_by_hand():
+    """whisper-large-v3 from its weight shapes written out (d = 1,280, 32 + 32 layers, 128 mel bins, FFN 5,120,
+    1,500 encoder positions, 448 decoder positions, 51,866 tokens, LM head tied), its cache at two contexts, and
+    the FLOPs of each part."""
+    w = load_config("whisper-large-v3")
+    d, f, v, mel, S, T, L = 1280, 5120, 51_866, 128, 1500, 448, 32
+    attention = 4 * d * d + 3 * d  # q, k, v, out_proj; no bias on k
+    mlp = d * f + f + f * d + d  # fc1, fc2 with biases
+    encoder = (mel * d * 3 + d) + (d * d * 3 + d) + S * d + L * (attention + mlp + 2 * 2 * d) + 2 * d
+    decoder = v * d + T * d + L * (2 * attention + mlp + 3 * 2 * d) + 2 * d
+    p = w.params()
+    assert w.encoder_params() == encoder
+    assert p.total == encoder + decoder
+    # the published total: 1,543,490,560 (the Hub's count for openai/whisper-large-v3's model.safetensors);
+    # the paper (Radford et al. 2022, arXiv:2212.04356, table 1) rounds Large to 1550M
+    assert p.total == 1_543_490_560 and round(p.total / 1e7) == 154 and abs(p.total - 1550e6) < 1e7
+    # a decoded token reads the decoder, less cross-attention's k and v (applied once to the encoder output)
+    assert p.active == decoder - L * (2 * d * d + d)
+    assert p.matmul_active == v * d + L * (4 * d * d + 2 * d * d + 2 * d * f)
+    # cache: self-attention K and V grow per token; cross-attention K and V of 1,500 positions are fixed
+    cross = L * S * 2 * d * 2
+    assert w.cross_kv_bytes("bf16") == cross == 245_760_000
+    assert w.kv_cache_bytes_per_token("bf16") == L * 2 * d * 2 == 163_840
+    for context in (1, 448):
+        assert w.kv_cache_bytes(context, 2, "bf16") == 2 * (163_840 * context + cross)
+    assert w.kv_cache_bytes(448) == 319_160_320
+    groups = {g.kind: g for g in w.kv_cache_breakdown(100)}
+    assert (groups["cross_attention"].tokens, groups["cross_attention"].bytes) == (S, cross)
+    with pytest.raises(ValueError, match=r"context must be at most max_target_positions \(448\).*got 449"):
+        w.kv_cache_bytes(449)
+    # FLOPs: the encoder once per 30 s (conv stem over 3,000 then 1,500 frames, 32 layers over 1,500
+    # positions, bidirectional attention at 4 d per key); cross K/V once; the decoder per token
+    assert w.encoder_flops() == (2 * 3000 * 3 * mel * d + 2 * S * 3 * d * d
+                                 + L * (S * 2 * (4 * d * d + 2 * d * f) + 4 * d * S * S))
+    assert w.cross_kv_flops() == L * S * 2 * 2 * d * d
+    for context in (4, 448):
+        assert w.flops_per_token(context) == 2 * p.matmul_active + L * 4 * d * (context + S)
+    P = 4  # <|startoftranscript|><|en|><|transcribe|><|notimestamps|>
+    assert w.prefill_flops(P) == (w.encoder_flops() + w.cross_kv_flops()
+                                  + sum(w.flops_per_token(i) for i in range(1, P + 1)))
+
+
+def test_whisper_config_is_checked_and_shown_in_the_calculator():
+    from chapter2 import calculators
+    from chapter2.format import nbytes
+
+    raw = _raw("whisper-large-v3")
+    with pytest.raises(ValueError, match=r"config\['decoder_attention_heads'\] \(7\) must divide d_model \(1280\)"):
+        ModelConfig.from_hf({**raw, "decoder_attention_heads": 7})
+    with pytest.raises(TypeError, match=r"config\['max_source_positions'\] must be a whole number, got '1500'"):
+        ModelConfig.from_hf({**raw, "max_source_positions": "1500"})
+    with pytest.raises(ValueError, match=r"'num_hidden_layers' \(24\) and 'encoder_layers' \(32\)"):
+        ModelConfig.from_hf({**raw, "num_hidden_layers": 24})
+    out = calculators.compute("model_config", {"config_json": json.dumps(raw), "context": "131072"})
+    assert out["model_info"].startswith("pasted config.json: Whisper (WhisperForConditionalGeneration), 1.54B")
+    assert out["params"].startswith("1,543,490,560 total")
+    assert "audio encoder 637M (0 active)" in out["parts"]
+    assert out["layers"].startswith("at 448 tokens, the most its decoder holds")
+    assert out["layers"].endswith(f"total {nbytes(163_840 * 448 + 245_760_000)}")
+    assert "once per 30 s of audio" in out["when"] and "2.27 TFLOPs" in out["when"]

@@ -51,9 +51,24 @@ def _hf_config(raw: dict):
     return transformers.AutoConfig.for_model(**clean)
 
 
+def _whisper_counts(hf):
+    """(total, active, encoder) of WhisperForConditionalGeneration: active is what a decoded token reads, so the
+    encoder (run once per 30 s) and cross-attention's k and v projections (applied once to its output) are out."""
+    with torch.device("meta"):
+        model = transformers.WhisperForConditionalGeneration(hf)
+    named = list(model.named_parameters())  # the tied proj_out is the embedding tensor, listed once
+    total = sum(p.numel() for _, p in named)
+    encoder = sum(p.numel() for n, p in named if n.startswith("model.encoder."))
+    cross_kv = sum(p.numel() for n, p in named if ".encoder_attn.k_proj." in n or ".encoder_attn.v_proj." in n)
+    return total, total - encoder - cross_kv, encoder, len(model.model.decoder.layers)
+
+
 def _hf_counts(raw: dict):
     """(total, active, layer windows, per-layer cached numbers) of the transformers model of `raw`."""
     hf = _hf_config(raw)
+    if hf.model_type == "whisper":  # every decoder layer attends to its whole context (and to the encoder)
+        total, active, _, layers = _whisper_counts(hf)
+        return total, active, ["full_attention"] * layers, [None] * layers
     arch = (raw.get("architectures") or [""])[0]
     auto = transformers.AutoModelForImageTextToText if arch.endswith("ConditionalGeneration") else \
         transformers.AutoModelForCausalLM
@@ -144,9 +159,11 @@ def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
         raw["num_experts_per_tok"] = 6
     config = _check_against_transformers(raw)
     assert config.family_label == fam.label and set(config.defaulted) <= set(fam.defaults)
-    # NemotronH counts its layers from its default pattern (transformers ignores num_hidden_layers)
-    layers = "layers_block_type" if fam.model_type == "nemotron_h" else "num_hidden_layers"
-    assert {"hidden_size", layers, "vocab_size"} <= set(config.defaulted)
+    # NemotronH counts its layers from its default pattern (transformers ignores num_hidden_layers); Whisper's
+    # width and decoder depth are d_model and decoder_layers
+    layers = {"nemotron_h": "layers_block_type", "whisper": "decoder_layers"}.get(fam.model_type, "num_hidden_layers")
+    width = "d_model" if fam.model_type == "whisper" else "hidden_size"
+    assert {width, layers, "vocab_size"} <= set(config.defaulted)
 
 
 def test_a_field_without_a_transformers_default_is_named():
@@ -241,8 +258,11 @@ def _measured_cache_bytes(model, context: int) -> int:
     return total
 
 
+ENCODER_DECODERS = {"whisper"}  # tested on their own below (an encoder, a cross-attention cache)
+
+
 def test_every_family_has_a_variant():
-    assert set(VARIANTS) == {f.model_type for f in FAMILIES}
+    assert set(VARIANTS) | ENCODER_DECODERS == {f.model_type for f in FAMILIES}
 
 
 @pytest.mark.parametrize("model_type", list(VARIANTS))
@@ -361,7 +381,8 @@ def test_small_variant_decode_flops_match_the_flop_counter(model_type):
         assert counted == config.flops_per_token(context, mla="expanded") + _implementation_extra(config, context)
 
 
-@pytest.mark.parametrize("model_type", [f.model_type for f in FAMILIES if not f.state])  # attention-only families
+@pytest.mark.parametrize("model_type", [f.model_type for f in FAMILIES if not f.state  # attention-only decoders
+                                        and f.model_type not in ENCODER_DECODERS])
 def test_small_variant_prefill_flops_match_the_flop_counter(model_type):
     """A prefill of P tokens in one forward: `prefill_flops(P)` plus what eager attention multiplies and then masks
     (every layer scores all P x P pairs; the convention counts the causal, windowed or chunked pairs). Hybrids are
@@ -382,3 +403,80 @@ def test_small_variant_prefill_flops_match_the_flop_counter(model_type):
         extra = P * len(config.moe_layers) * (config.num_experts - config.num_experts_per_tok) * 2 * 3 * \
             config.hidden_size * config.moe_intermediate_size
     assert counted == config.prefill_flops(P, mla="expanded") + masked + extra
+
+
+# -----------------------------------------------------------------------------
+# Whisper, the encoder-decoder: a small variant with the real block structure (two sizes of heads, untied head)
+
+WHISPER = dict(architectures=["WhisperForConditionalGeneration"], model_type="whisper", vocab_size=97, d_model=48,
+               encoder_layers=2, decoder_layers=3, encoder_attention_heads=4, decoder_attention_heads=6,
+               encoder_ffn_dim=40, decoder_ffn_dim=56, num_mel_bins=8, max_source_positions=10,
+               max_target_positions=16, tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=1,
+               decoder_start_token_id=1)
+
+
+def _whisper_model(raw: dict, **kwargs):
+    torch.manual_seed(0)
+    return transformers.AutoModelForSpeechSeq2Seq.from_config(_hf_config(raw), **kwargs).eval()
+
+
+def _features(config: ModelConfig):
+    # the encoder takes 2 x max_source_positions mel frames (30 s is 3,000 frames, 1,500 positions)
+    return torch.randn(1, config.num_mel_bins, 2 * config.encoder_positions)
+
+
+@pytest.mark.parametrize("tie", [False, True])
+def test_whisper_counts_match_transformers(tie):
+    raw = {**WHISPER, "tie_word_embeddings": tie}
+    config = _check_against_transformers(raw)
+    total, active, encoder, layers = _whisper_counts(_hf_config(raw))
+    assert config.encoder_params() == encoder and config.num_hidden_layers == layers
+    assert next(p for p in config.param_breakdown() if p.part == "audio encoder").total == encoder
+
+
+def test_whisper_cache_after_a_forward_matches_transformers():
+    """Self-attention KV for the decoded tokens (one more position each) + the cross-attention KV of every encoder
+    position, as transformers' EncoderDecoderCache holds them after a forward in bfloat16."""
+    config = ModelConfig.from_hf(WHISPER)
+    model = _whisper_model(WHISPER).to(torch.bfloat16)
+    features = _features(config).to(torch.bfloat16)
+    for context in (5, 12):
+        with torch.no_grad():
+            cache = model(input_features=features, decoder_input_ids=torch.arange(1, context)[None],
+                          use_cache=True).past_key_values
+        self_bytes = sum((layer.keys.shape[-2] + 1) * (layer.keys[..., :1, :].numel() + layer.values[..., :1, :].numel())
+                         * layer.keys.element_size() for layer in cache.self_attention_cache.layers)
+        cross_bytes = sum((layer.keys.numel() + layer.values.numel()) * layer.keys.element_size()
+                          for layer in cache.cross_attention_cache.layers)
+        assert config.cross_kv_bytes("bf16") == cross_bytes
+        assert config.kv_cache_bytes(context, 1, "bf16") == self_bytes + cross_bytes
+        assert sum(g.bytes for g in config.kv_cache_breakdown(context, "bf16")) == self_bytes + cross_bytes
+    assert config.kv_cache_bytes(12) - config.kv_cache_bytes(5) == 7 * config.kv_cache_bytes_per_token("bf16")
+    with pytest.raises(ValueError, match=r"context must be at most max_target_positions \(16\).*got 17"):
+        config.kv_cache_bytes(17)
+
+
+def test_whisper_flops_match_the_flop_counter():
+    """Which part runs when: the encoder once per window (`encoder_flops`), a prefill adds cross-attention's k and v
+    projections (`cross_kv_flops`) and the prompt's tokens; each decoded token costs `flops_per_token` (self-attention
+    over its context, cross-attention over every encoder position, no encoder)."""
+    config = ModelConfig.from_hf(WHISPER)
+    model = _whisper_model(WHISPER, attn_implementation="eager")  # every score an aten matmul the counter sees
+    assert type(model).__name__ == "WhisperForConditionalGeneration" and model.config._attn_implementation == "eager"
+    features = _features(config)
+    assert _counted(lambda: model.model.encoder(features)) == config.encoder_flops()
+    P = 6
+    counted = _counted(lambda: model(input_features=features, decoder_input_ids=torch.arange(1, P + 1)[None],
+                                     use_cache=False))
+    per_key = config.attention_flops_per_key()
+    masked = config.num_hidden_layers * per_key * (P * P - P * (P + 1) // 2)  # eager scores all P x P, then masks
+    assert counted == config.prefill_flops(P) + masked
+    with torch.no_grad():
+        encoded = model.model.encoder(features)
+    for context in (4, 9):
+        with torch.no_grad():
+            cache = model(encoder_outputs=encoded, decoder_input_ids=torch.arange(1, context)[None],
+                          use_cache=True).past_key_values
+        counted = _counted(lambda cache=cache: model(encoder_outputs=encoded, decoder_input_ids=torch.tensor([[5]]),
+                                                     past_key_values=cache, use_cache=True))
+        assert counted == config.flops_per_token(context)

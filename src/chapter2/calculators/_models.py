@@ -21,7 +21,7 @@ MAX_CONFIG_CHARS = 40_000  # gpt-oss-120b's config.json is 2.3 kB; Phi-3.5-MoE's
 MODEL_OPTIONS = tuple((name, name) for name in list_configs())
 KIND_NAMES = {"full_attention": "full attention", "sliding_attention": "sliding window",
               "chunked_attention": "chunked attention", "mla": "latent (MLA)", "mamba2": "Mamba-2",
-              "gated_deltanet": "gated DeltaNet"}
+              "gated_deltanet": "gated DeltaNet", "cross_attention": "cross-attention (encoder positions)"}
 
 
 def model_fields(default: str = "Llama-3.1-8B", label: str = "Model (config.json)", options=MODEL_OPTIONS) -> list[Field]:
@@ -66,6 +66,9 @@ def model_summary(c: ModelConfig) -> str:
                  f"in {len(c.moe_layers)} of {c.num_hidden_layers} layers)")
     if c.wrapper:
         text += "; language model only (the vision encoder is not counted)"
+    if c.is_encoder_decoder:
+        text += (f"; an encoder-decoder: a {count(c.encoder_params())}-parameter encoder, run once per input "
+                 f"window, and a decoder of {c.num_hidden_layers} layers")
     if c.is_hybrid:
         text += (f"; a hybrid: {len(c.attention_layers)} attention layers among {len(c.state_layers)} recurrent "
                  f"layers of {c.num_hidden_layers}")

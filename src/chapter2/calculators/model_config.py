@@ -10,7 +10,7 @@ the reader's browser; nothing is fetched.
 
 from __future__ import annotations
 
-from ..format import nbytes, number
+from ..format import nbytes, number, si
 from ._models import KIND_NAMES, billions, count, defaulted, kv_breakdown, model_fields, model_summary, pick_model
 from ._registry import Field, Output, calculator
 
@@ -37,7 +37,23 @@ def attention_layout(c) -> str:
     other = c.kinds.count("none")
     if other:
         kinds.append(f"{other} without a sequence mixer (MLP or MoE only)")
-    return f"{heads}; {c.num_hidden_layers} layers: {' + '.join(kinds)}"
+    text = f"{heads}; {c.num_hidden_layers} layers: {' + '.join(kinds)}"
+    if c.is_encoder_decoder:
+        text += (f"; each decoder layer also attends to all {c.encoder_positions:,} encoder positions "
+                 f"(cross-attention); the encoder: {c.encoder_layers} layers of {c.encoder_attention_heads} heads, "
+                 f"every position attending to every other")
+    return text
+
+
+def runs_when(c, context: int) -> str:
+    """Which part runs when: an encoder-decoder's encoder once per input window, its decoder per token."""
+    per_token = si(c.flops_per_token(context), "FLOPs")
+    if not c.is_encoder_decoder:
+        return f"a decoder-only model: every part runs for every token, {per_token} per token at this context"
+    return (f"the audio encoder ({count(c.encoder_params())} parameters) runs once per 30 s of audio "
+            f"({c.encoder_positions:,} positions): {si(c.encoder_flops(), 'FLOPs')}; then cross-attention projects "
+            f"its output to keys and values once ({si(c.cross_kv_flops(), 'FLOPs')}, kept in the cache); each "
+            f"decoded token runs the decoder only: {per_token} at {context:,} tokens")
 
 
 @calculator(
@@ -54,6 +70,7 @@ def attention_layout(c) -> str:
         Output("attention", "Attention"),
         Output("kv", "KV cache per token (BF16, every attention layer, before windows)"),
         Output("layers", "One sequence's BF16 cache at this context, per layer kind"),
+        Output("when", "What runs when (FLOPs)"),
         Output("defaults", "Fields left out of the config (family defaults used)"),
         Output("bars", "Parameters per part (billions)", kind="bars"),
     ],
@@ -61,6 +78,11 @@ def attention_layout(c) -> str:
 def model_config_calc(model, config_json, context):
     """Default: gpt-oss-120b, at 131,072 tokens of context."""
     c = pick_model(model, config_json)
+    asked = context
+    if c.is_encoder_decoder:  # Whisper's decoder holds at most max_target_positions (448) tokens
+        context = min(context, c.max_position_embeddings)
+    at = "" if context == asked else (f"at {context:,} tokens, the most its decoder holds (max_target_positions; "
+                                      f"asked {asked:,}): ")
     p = c.params()
     parts = c.param_breakdown()
     tied = "; embedding tied to the LM head (counted once)" if c.tie_word_embeddings else ""
@@ -72,7 +94,8 @@ def model_config_calc(model, config_json, context):
                            for x in parts),
         "attention": attention_layout(c),
         "kv": f"{nbytes(c.kv_cache_bytes_per_token('bf16'))} ({c.kv_cache_elements_per_token():,} values)",
-        "layers": kv_breakdown(c, context, "bf16") + f"; total {nbytes(c.kv_cache_bytes(context))}",
+        "layers": at + kv_breakdown(c, context, "bf16") + f"; total {nbytes(c.kv_cache_bytes(context))}",
+        "when": runs_when(c, context),
         "defaults": defaulted(c),
         "bars": [[x.part, float(number(x.total / 1e9, 4).replace(",", ""))] for x in parts],
     }

@@ -25,7 +25,9 @@ Phi-4-mini), Phi-3.5-MoE, OLMo 2, OLMoE, Granite, GraniteMoE, Cohere, gpt-oss,
 GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2.
 Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
 NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Qwen3-Next and Qwen3.5 dense and
-MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`). Every count is the one the
+MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`). Encoder-decoder (section 2.1):
+Whisper (an audio encoder run once per 30 s window, a decoder with a fixed cross-attention cache; the
+decoder-only fields describe its decoder, `encoder_*` its encoder). Every count is the one the
 family's `transformers` model class builds (the tests instantiate each on the meta
 device and compare); a field a config.json leaves out takes the default of the
 family's transformers config class, and `defaulted` lists which ones did. Any
@@ -168,6 +170,7 @@ class Family:
     moe_layer_freq: the DeepSeek rule reads `moe_layer_freq` (DeepSeek's own config field).
     mla:          multi-head latent attention (DeepSeek-V2/V3).
     state:        the recurrent layer kind of a hybrid ("mamba2", "gated_deltanet"), "" for a transformer.
+    layout "encoder_decoder": an encoder-decoder (Whisper), read by `_encoder_decoder`, not the decoder rules.
     mlp_gated, attn_output_gate, mlp_act_params: see `ModelConfig`.
     """
 
@@ -449,6 +452,15 @@ FAMILIES: tuple[Family, ...] = (
         "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8, "num_experts": 256},
         qk_norm=True, layout="qwen3_next", experts="every_layer_shared", experts_key="num_experts",
         norm_topk_prob="norm_topk_prob", shared_expert_gate=True, state="gated_deltanet", attn_output_gate=True),
+    # encoder-decoder (section 2.1): an audio encoder runs once per 30 s window, a text decoder per token
+    _fam("Whisper", "whisper", ["WhisperForConditionalGeneration"], "WhisperConfig",
+         "Whisper (tiny to large-v3, large-v3-turbo), Distil-Whisper", {
+        "vocab_size": 51865, "num_mel_bins": 80, "encoder_layers": 4, "encoder_attention_heads": 6,
+        "decoder_layers": 4, "decoder_attention_heads": 6, "decoder_ffn_dim": 1536, "encoder_ffn_dim": 1536,
+        "d_model": 384, "max_source_positions": 1500, "max_target_positions": 448, "tie_word_embeddings": True},
+        [("hidden_size", "d_model"), ("num_hidden_layers", "encoder_layers")],
+        qkv_bias=True, o_bias=True, mlp_bias=True, norm_bias=True, norms_per_layer=3, layout="encoder_decoder",
+        mlp_gated=False),
 )
 
 _BY_CLASS = {cls: fam for fam in FAMILIES for cls in fam.classes}
@@ -496,7 +508,8 @@ class ParamCount:
 
     total:         every weight stored in the checkpoint (what must fit in memory).
     active:        the weights one token reads: everything except the experts the
-                   router did not pick. Counts both embedding tables, as published
+                   router did not pick (an encoder-decoder: its decoder, less cross-attention's
+                   k and v projections; the encoder runs once per input window). Counts both embedding tables, as published
                    "active" figures do (Mixtral-8x7B's 12.9B, Qwen3-235B-A22B's 22B).
     embedding:     the input embedding table (vocab x hidden), a lookup, not a matmul.
     lm_head:       the separate output projection; 0 when tied to the embedding.
@@ -645,6 +658,12 @@ class ModelConfig:
     qk_rope_head_dim: int | None = None
     qk_nope_head_dim: int | None = None
     v_head_dim: int | None = None
+    # encoder-decoder (Whisper): an audio encoder, and cross-attention to its output in every decoder layer
+    encoder_layers: int = 0  # 0: a decoder-only model
+    encoder_attention_heads: int = 0
+    encoder_ffn_dim: int = 0
+    encoder_positions: int = 0  # encoder positions per input window (Whisper: 1,500 per 30 s, after the conv stem)
+    num_mel_bins: int = 0  # input channels of the encoder's conv stem (mel filterbank bins)
     source: str = ""
     family_label: str = ""  # the supported family ("Qwen3-MoE"); "" for from_numbers
     wrapper: str = ""  # a multimodal class whose language model this is (its vision tower is not counted)
@@ -771,6 +790,20 @@ class ModelConfig:
     def is_hybrid(self) -> bool:
         return bool(self.state_layers)
 
+    @property
+    def is_encoder_decoder(self) -> bool:
+        """An encoder-decoder (Whisper): the fields above `encoder_layers` describe its decoder."""
+        return self.encoder_layers > 0
+
+    def _decoder_context(self, context) -> int:
+        """`context` checked: a whole number >= 1, and for an encoder-decoder at most its decoder's learned positions."""
+        context = positive_int("context", context)
+        if self.is_encoder_decoder and context > self.max_position_embeddings:
+            raise ValueError(f"context must be at most max_target_positions ({self.max_position_embeddings}) for "
+                             f"{self.family_label or self.name}: its decoder has that many learned positions, "
+                             f"got {context}")
+        return context
+
     def window_of(self, layer: int) -> int | None:
         """The sliding window (or attention chunk) of layer `layer`; None: it sees the whole context
         (or it does not attend)."""
@@ -868,12 +901,47 @@ class ModelConfig:
                       dense=sum(1 for i in range(self.num_hidden_layers) if i not in moe and i not in free))
         return counts
 
+    def encoder_params(self) -> int:
+        """Weights of an encoder-decoder's encoder (0 for a decoder-only model).
+
+        Whisper (Radford et al. 2022, arXiv:2212.04356, section 2.2; transformers' WhisperEncoder):
+        a conv stem of two 3-tap convolutions with biases (mel bins -> d, then d -> d at stride 2,
+        which halves 3,000 frames to 1,500 positions), a learned position table (positions x d),
+        `encoder_layers` pre-LayerNorm blocks (q, k, v, o projections, k without a bias; fc1,
+        fc2 with biases; two LayerNorms with biases), and a final LayerNorm.
+        """
+        if not self.is_encoder_decoder:
+            return 0
+        d, f, mel = self.hidden_size, self.encoder_ffn_dim, self.num_mel_bins
+        stem = (mel * d * 3 + d) + (d * d * 3 + d)
+        layer = (4 * d * d + 3 * d) + (2 * d * f + f + d) + 2 * 2 * d
+        return stem + self.encoder_positions * d + self.encoder_layers * layer + 2 * d
+
+    def _encoder_decoder_parts(self) -> list:
+        """(part, total, active) of an encoder-decoder. Active: what one decoded token reads. The encoder runs
+        once per input window, and cross-attention's k and v project its output once, then sit in the cache."""
+        d, v, layers, f = self.hidden_size, self.vocab_size, self.num_hidden_layers, self.intermediate_size
+        attn = 4 * d * d + 3 * d  # q, k, v, o; biases on q, v, o
+        cross_kv = 2 * d * d + d  # cross-attention's k and v projections (v's bias)
+        positions = self.max_position_embeddings * d
+        lm_head = 0 if self.tie_word_embeddings else v * d
+        return [("audio encoder", self.encoder_params(), 0), ("embedding", v * d, v * d),
+                ("positions", positions, positions), ("attention", layers * attn, layers * attn),
+                ("cross-attention", layers * attn, layers * (attn - cross_kv)),
+                ("dense MLPs", layers * (2 * d * f + f + d), layers * (2 * d * f + f + d)),
+                ("norms", (3 * layers + 1) * 2 * d, (3 * layers + 1) * 2 * d), ("LM head", lm_head, lm_head)]
+
     def param_breakdown(self) -> tuple[ParamPart, ...]:
         """Where the parameters sit: embedding, attention, dense MLPs, routed experts, shared experts,
-        routers, norms, LM head (parts with no weights are left out). Sums to `params()`."""
+        routers, norms, LM head (parts with no weights are left out). Sums to `params()`.
+        An encoder-decoder lists its encoder apart ("audio encoder", 0 active: it runs once per
+        input window) and its decoder's cross-attention (k and v active 0: see `cross_kv_flops`)."""
         if self.param_counts is not None:
             p = self.param_counts
             return (ParamPart("given as numbers", p.total, p.active),)
+        if self.is_encoder_decoder:
+            return tuple(ParamPart(name, total, active) for name, total, active in self._encoder_decoder_parts()
+                         if total)
         h, v = self.hidden_size, self.vocab_size
         norm = h * (2 if self.norm_bias else 1)
         attn_matmul, attn_other = self._attention_params()
@@ -915,6 +983,10 @@ class ModelConfig:
         parts = self.param_breakdown()
         total, active = sum(p.total for p in parts), sum(p.active for p in parts)
         h, v = self.hidden_size, self.vocab_size
+        lm_head = 0 if self.tie_word_embeddings else v * h
+        if self.is_encoder_decoder:  # per decoded token: LM head, self-attention, cross q and o, fc1 and fc2
+            matmul = v * h + self.num_hidden_layers * (4 * h * h + 2 * h * h + 2 * h * self.intermediate_size)
+            return ParamCount(total=total, active=active, embedding=v * h, lm_head=lm_head, matmul_active=matmul)
         attn_matmul, _ = self._attention_params()
         n = self._layer_counts()
         n_moe, n_dense = n["moe"], n["dense"]
@@ -1008,18 +1080,32 @@ class ModelConfig:
         """The whole per-sequence cache for `batch` sequences of `context` tokens each.
 
         The KV of the attention layers, summed per layer (`tokens_held`), at `dtype`; plus,
-        for a hybrid, every recurrent layer's fixed state (`state_bytes(dtype, state_dtype)`).
+        for a hybrid, every recurrent layer's fixed state (`state_bytes(dtype, state_dtype)`);
+        plus, for an encoder-decoder, the fixed cross-attention cache (`cross_kv_bytes(dtype)`;
+        its decoder holds at most `max_position_embeddings` tokens: Whisper's 448).
         """
-        context = positive_int("context", context)
+        context = self._decoder_context(context)
         batch = positive_int("batch", batch)
         per_element = dtype_bytes("dtype", dtype)
         per_layer = self._kv_per_attention_layer(mla)
         tokens = sum(self.tokens_held(i, context) for i in range(self.num_hidden_layers))
-        return _whole((per_layer * tokens * per_element + self.state_bytes(dtype, state_dtype)) * batch)
+        return _whole((per_layer * tokens * per_element + self.state_bytes(dtype, state_dtype)
+                       + self.cross_kv_bytes(dtype)) * batch)
+
+    def cross_kv_bytes(self, dtype="bf16"):
+        """An encoder-decoder's cross-attention cache for one sequence: every decoder layer keeps the keys and
+        values of all `encoder_positions` encoder outputs (fixed: projected once per input window). 0 otherwise.
+
+        whisper-large-v3 in bf16: 32 layers x 1,500 positions x 2 x 1,280 x 2 bytes = 245.76 MB.
+        """
+        per_element = dtype_bytes("dtype", dtype)
+        return _whole(self.num_hidden_layers * self.encoder_positions * 2 * self.hidden_size * per_element
+                      if self.is_encoder_decoder else 0)
 
     def kv_cache_breakdown(self, context: int, dtype="bf16", mla: str = "absorbed") -> tuple[KVGroup, ...]:
-        """The cache of one sequence of `context` tokens, per layer kind (see `KVGroup`)."""
-        context = positive_int("context", context)
+        """The cache of one sequence of `context` tokens, per layer kind (see `KVGroup`); an
+        encoder-decoder adds a "cross_attention" group holding `encoder_positions` tokens."""
+        context = self._decoder_context(context)
         per_element = dtype_bytes("dtype", dtype)
         per_layer = self._kv_per_attention_layer(mla)
         groups = []
@@ -1038,6 +1124,9 @@ class ModelConfig:
                 conv, rec = self.state_elements(layers[0])
                 groups.append(KVGroup(kind, len(layers), None, 0, 0,
                                       _whole(len(layers) * (conv * per_element + rec * per_state)), conv + rec))
+        if self.is_encoder_decoder:
+            groups.append(KVGroup("cross_attention", self.num_hidden_layers, None, 2 * self.hidden_size,
+                                  self.encoder_positions, self.cross_kv_bytes(dtype)))
         return tuple(groups)
 
     # -- compute ---------------------------------------------------------------------
@@ -1092,11 +1181,13 @@ class ModelConfig:
         """FLOPs of the score (q k^T) and value (p V) products for one new token.
 
         The token attends to `context` keys, itself included, capped by each
-        layer's window or chunk (`attended_keys`), at `attention_flops_per_key(mla)` each.
+        layer's window or chunk (`attended_keys`), at `attention_flops_per_key(mla)` each;
+        an encoder-decoder's token also attends to all `encoder_positions` in every decoder layer.
         """
-        context = positive_int("context", context)
+        context = self._decoder_context(context)
         per_key = self.attention_flops_per_key(mla)
-        return per_key * sum(self.attended_keys(i, context) for i in range(self.num_hidden_layers))
+        cross = self.num_hidden_layers * self.encoder_positions if self.is_encoder_decoder else 0
+        return per_key * (sum(self.attended_keys(i, context) for i in range(self.num_hidden_layers)) + cross)
 
     def prefill_attention_flops(self, prompt_tokens: int, mla: str = "absorbed") -> int:
         """sum over positions 1..P of `attention_flops_per_token`: the attention of a causal prefill.
@@ -1106,7 +1197,9 @@ class ModelConfig:
         """
         P = positive_int("prompt_tokens", prompt_tokens)
         per_key = self.attention_flops_per_key(mla)
-        keys = 0
+        if self.is_encoder_decoder:
+            self._decoder_context(P)
+        keys = P * self.num_hidden_layers * self.encoder_positions if self.is_encoder_decoder else 0  # cross
         for i in self.attention_layers:
             kind, w = self.kinds[i], self.window_of(i)
             if w is None or (kind == "sliding_attention" and P <= w):
@@ -1142,10 +1235,38 @@ class ModelConfig:
                 + self.state_flops_per_token())
 
     def prefill_flops(self, prompt_tokens: int, mla: str = "absorbed") -> int:
-        """FLOPs of a causal prefill of `prompt_tokens` tokens: sum of `flops_per_token` over positions 1..P."""
+        """FLOPs of a causal prefill of `prompt_tokens` tokens: sum of `flops_per_token` over positions 1..P.
+
+        An encoder-decoder's prefill also runs what happens once per input window, before the first
+        token: the encoder (`encoder_flops`) and cross-attention's k and v projections of its output
+        (`cross_kv_flops`). Decoding then costs `flops_per_token` per token, encoder excluded.
+        """
         P = positive_int("prompt_tokens", prompt_tokens)
         return ((2 * self.params().matmul_active + self.state_flops_per_token()) * P
-                + self.prefill_attention_flops(P, mla))
+                + self.prefill_attention_flops(P, mla) + self.encoder_flops() + self.cross_kv_flops())
+
+    def encoder_flops(self) -> int:
+        """FLOPs of one encoder pass over an input window (Whisper: 30 s of audio); 0 for a decoder-only model.
+
+        The convention of `flops_per_token`: the conv stem (2 x taps x in x out channels per output
+        position: 2 x 1,500 positions from conv1, 1,500 from conv2 at stride 2), 2 x the matmul
+        weights of each layer per position, and attention in both directions: each of the
+        `encoder_positions` positions attends to all of them at 2 H (d_head + d_head) = 4 d per key.
+        whisper-large-v3: 2.27 TFLOPs per 30 s window (2.7 times the 0.84 TFLOPs of decoding all 448 tokens).
+        """
+        if not self.is_encoder_decoder:
+            return 0
+        d, f, mel, S = self.hidden_size, self.encoder_ffn_dim, self.num_mel_bins, self.encoder_positions
+        stem = 2 * (2 * S) * 3 * mel * d + 2 * S * 3 * d * d
+        per_layer = S * 2 * (4 * d * d + 2 * d * f) + 4 * d * S * S
+        return stem + self.encoder_layers * per_layer
+
+    def cross_kv_flops(self) -> int:
+        """FLOPs of projecting the encoder output to every decoder layer's cross-attention keys and values,
+        once per input window (they are then cached): 2 x 2 d^2 per layer and encoder position; 0 otherwise."""
+        if not self.is_encoder_decoder:
+            return 0
+        return self.num_hidden_layers * self.encoder_positions * 2 * 2 * self.hidden_size ** 2
 
     def weights_bytes(self, dtype="bf16"):
         """Bytes to hold every weight (`params().total`) at `dtype`."""
@@ -1295,7 +1416,8 @@ def _resolve_class(c: dict) -> tuple[str, Family]:
             what = f"family {described.family}, {described.task}"
         except ValueError:
             what = "not a transformers class name"
-        causal = "" if arch.endswith("ForCausalLM") else " (only decoder-only causal LMs and their multimodal wrappers are read)"
+        causal = "" if arch.endswith("ForCausalLM") else (" (only decoder-only causal LMs, their multimodal wrappers "
+                                                           "and Whisper's encoder-decoder are read)")
         raise ValueError(f"config: architecture {arch!r} ({what}) is not supported{causal}; "
                          f"supported families: {_SUPPORTED_TEXT}")
     return arch, fam
@@ -1304,6 +1426,8 @@ def _resolve_class(c: dict) -> tuple[str, Family]:
 def _parse(c: dict, name: str | None) -> dict:
     arch, fam = _resolve_class(c)
     described = describe_architecture(arch)
+    if fam.layout == "encoder_decoder":
+        return _encoder_decoder(c, fam, arch, described, name)
     text, where = c, "config"
     if arch in _WRAPPERS:
         text = c.get("text_config", {})
@@ -1356,6 +1480,34 @@ def _parse(c: dict, name: str | None) -> dict:
         fields.update(_mla(r))
     fields["defaulted"] = tuple(r.defaulted)
     return fields
+
+
+def _encoder_decoder(c: dict, fam: Family, arch: str, described: Architecture, name: str | None) -> dict:
+    """Whisper: the decoder's sizes in the decoder-only fields, the encoder's in `encoder_*`.
+
+    The decoder has `decoder_layers` blocks of self-attention, cross-attention and an ungated
+    MLP (fc1, GELU, fc2), learned positions for `max_target_positions` tokens, and LayerNorms
+    with biases (three per block); the encoder sees `max_source_positions` positions.
+    """
+    r = _Reader(c, fam, "config")
+    d = r.int("d_model")
+    heads = {key: r.int(key) for key in ("decoder_attention_heads", "encoder_attention_heads")}
+    for key, h in heads.items():
+        if d % h:
+            raise ValueError(f"config[{key!r}] ({h}) must divide d_model ({d}): each head is d_model / heads wide")
+    dec_heads = heads["decoder_attention_heads"]
+    layers = r.int("decoder_layers")
+    return dict(
+        name=name or c.get("_name") or arch, architecture=arch, model_type=fam.model_type, family=described.family,
+        task=described.task, vocab_size=r.int("vocab_size"), hidden_size=d, intermediate_size=r.int("decoder_ffn_dim"),
+        num_hidden_layers=layers, num_attention_heads=dec_heads, num_key_value_heads=dec_heads,
+        head_dim=d // dec_heads, max_position_embeddings=r.int("max_target_positions"), rms_norm_eps=1e-5,
+        tie_word_embeddings=r.bool("tie_word_embeddings"), qkv_bias=True, o_bias=True, mlp_bias=True,
+        norm_bias=True, norms_per_layer=3, mlp_gated=False, layer_types=("full_attention",) * layers,
+        encoder_layers=r.int("encoder_layers"), encoder_attention_heads=heads["encoder_attention_heads"],
+        encoder_ffn_dim=r.int("encoder_ffn_dim"), encoder_positions=r.int("max_source_positions"),
+        num_mel_bins=r.int("num_mel_bins"), source=c.get("_source", ""), family_label=fam.label, raw=dict(c),
+        defaulted=tuple(r.defaulted))
 
 
 def _switch(r: _Reader, trait: bool | str) -> bool:
