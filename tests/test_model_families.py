@@ -68,13 +68,14 @@ def _hf_counts(raw: dict):
     hf = _hf_config(raw)
     if hf.model_type == "whisper":  # every decoder layer attends to its whole context (and to the encoder)
         total, active, _, layers = _whisper_counts(hf)
-        return total, active, ["full_attention"] * layers, [None] * layers
+        return total, active, ["full_attention"] * layers, [None] * layers, 0
     arch = (raw.get("architectures") or [""])[0]
     auto = transformers.AutoModelForImageTextToText if arch.endswith("ConditionalGeneration") else \
         transformers.AutoModelForCausalLM
     with torch.device("meta"):
         model = auto.from_config(hf)
     params = [(n, p) for n, p in model.named_parameters() if not any(t in n for t in TOWERS)]
+    tower = sum(p.numel() for n, p in model.named_parameters() if any(t in n for t in TOWERS))
     total = sum(p.numel() for _, p in params)
     # DeepSeek-V3's and GLM-4.5's e_score_correction_bias is a buffer in transformers but a stored checkpoint weight
     total += sum(b.numel() for n, b in model.named_buffers() if n.endswith("e_score_correction_bias"))
@@ -85,14 +86,15 @@ def _hf_counts(raw: dict):
     active = total - experts * (n_experts - k) // n_experts if n_experts else total
     types, kwargs = transformers.cache_utils.get_layer_types_and_kwargs(text)
     windows = [kw.get("sliding_window") for kw in kwargs]
-    return total, active, list(types), windows
+    return total, active, list(types), windows, tower
 
 
 def _check_against_transformers(raw: dict):
     config = ModelConfig.from_hf(raw)
-    total, active, types, windows = _hf_counts(raw)
+    total, active, types, windows, tower = _hf_counts(raw)
     p = config.params()
     assert (p.total, p.active) == (total, active)
+    assert config.vision_params == tower  # a wrapper's vision tower and projector, beside the language model
     assert [CACHE_TYPE.get(k, k) for k in config.kinds] == types
     assert [config.window_of(i) for i in range(config.num_hidden_layers)] == windows
     return config
@@ -305,17 +307,35 @@ def test_every_family_has_a_shipped_real_config():
 
 
 def test_multimodal_totals_with_their_vision_towers():
-    """The published totals of the multimodal releases include the vision encoder, which params() leaves out."""
+    """The published totals of the multimodal releases include the vision encoder: params() counts the language model,
+    `vision_params` the tower and its projector, and together they are transformers' whole model."""
     for name, published, unit in (("Llama-4-Scout-17B-16E", 109e9, 1e9), ("gemma-3-27b-it", 27.4e9, 1e8)):
         raw = {k: v for k, v in json.loads((CONFIG_DIR / f"{name}.json").read_text()).items() if not k.startswith("_")}
         with torch.device("meta"):
             model = transformers.AutoModelForImageTextToText.from_config(transformers.AutoConfig.for_model(**raw))
         everything = sum(p.numel() for p in model.parameters())
         vision = sum(p.numel() for n, p in model.named_parameters() if "vision" in n or "multi_modal_projector" in n)
-        assert load_config(name).params().total == everything - vision
+        config = load_config(name)
+        assert config.params().total == everything - vision and config.vision_params == vision > 0
         # Llama 4 model card (https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E): "109B" total;
         # Gemma 3 27B: 27.4B on its model page (https://huggingface.co/google/gemma-3-27b-it)
-        assert round(everything / unit) == round(published / unit)
+        assert round((config.params().total + config.vision_params) / unit) == round(published / unit)
+
+
+TOWER_CLASSES = {"Gemma3ForConditionalGeneration": "SiglipVisionConfig", "Llama4ForConditionalGeneration":
+                 "Llama4VisionConfig", "Qwen3_5ForConditionalGeneration": "Qwen3_5VisionConfig",
+                 "Qwen3_5MoeForConditionalGeneration": "Qwen3_5MoeVisionConfig"}
+
+
+@pytest.mark.parametrize("arch", list(TOWER_CLASSES))
+def test_each_vision_tower_default_is_its_config_class_default(arch):
+    from chapter2.models.config import _TOWERS
+
+    rule, tower = _TOWERS[arch]
+    assert tower.config_class == TOWER_CLASSES[arch]
+    cls = getattr(transformers, tower.config_class)
+    fields = {f.name: f.default for f in dataclasses.fields(cls)}
+    assert {k: fields.get(k, "not a field") for k in tower.defaults} == tower.defaults
 
 
 # -----------------------------------------------------------------------------

@@ -65,7 +65,9 @@ def model_summary(c: ModelConfig) -> str:
         text += (f", {billions(p.active)} active per token ({c.num_experts_per_tok} of {c.num_experts} experts "
                  f"in {len(c.moe_layers)} of {c.num_hidden_layers} layers)")
     if c.wrapper:
-        text += "; language model only (the vision encoder is not counted)"
+        absent = " (vision_config absent: its class defaults)" if "hidden_size" in c.vision_defaulted else ""
+        text += (f"; language model only: the vision tower and its projector add {billions(c.vision_params)}"
+                 f"{absent}, {billions(p.total + c.vision_params)} in all")
     if c.is_encoder_decoder:
         text += (f"; an encoder-decoder: a {count(c.encoder_params())}-parameter encoder, run once per input "
                  f"window, and a decoder of {c.num_hidden_layers} layers")

@@ -86,6 +86,8 @@ def model_config_calc(model, config_json, context):
     p = c.params()
     parts = c.param_breakdown()
     tied = "; embedding tied to the LM head (counted once)" if c.tie_word_embeddings else ""
+    if c.wrapper:
+        tied += f"; beside them the vision tower and projector: {c.vision_params:,}"
     return {
         "model_info": model_summary(c),
         "params": (f"{p.total:,} total, {p.active:,} active per token ({billions(p.active_without_lookup)} without the "

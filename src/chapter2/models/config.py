@@ -473,6 +473,26 @@ _BY_MODEL_TYPE.update({"gemma3": _BY_MODEL_TYPE["gemma3_text"], "llama4": _BY_MO
 # config (default true), Llama 4's text config.
 _WRAPPERS = {"Gemma3ForConditionalGeneration": ("outer", True), "Llama4ForConditionalGeneration": ("text", None),
              "Qwen3_5ForConditionalGeneration": ("outer", False), "Qwen3_5MoeForConditionalGeneration": ("outer", False)}
+# Vision towers of the wrappers (the vision encoder and its projector into the language model), counted apart
+# from the language model: wrapper class -> (rule, a Family holding its vision config class's defaults).
+def _tower(label, config_class, defaults):
+    return Family(label, "", (), config_class, defaults)
+
+
+_TOWERS = {
+    "Gemma3ForConditionalGeneration": ("siglip", _tower("SigLIP vision tower", "SiglipVisionConfig", {
+        "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_channels": 3, "image_size": 224,
+        "patch_size": 16, "vision_use_head": True})),
+    "Llama4ForConditionalGeneration": ("llama4", _tower("Llama 4 vision tower", "Llama4VisionConfig", {
+        "hidden_size": 768, "intermediate_size": 5632, "num_hidden_layers": 34, "num_channels": 3, "image_size": 448,
+        "patch_size": 14, "vision_output_dim": 7680, "projector_input_dim": 4096, "projector_output_dim": 4096,
+        "multi_modal_projector_bias": False})),
+    "Qwen3_5ForConditionalGeneration": ("qwen3_5", _tower("Qwen3.5 vision tower", "Qwen3_5VisionConfig", {
+        "depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "in_channels": 3, "patch_size": 16,
+        "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 3584, "num_position_embeddings": 2304})),
+}
+_TOWERS["Qwen3_5MoeForConditionalGeneration"] = ("qwen3_5", _tower("Qwen3.5 vision tower", "Qwen3_5MoeVisionConfig",
+                                                                   dict(_TOWERS["Qwen3_5ForConditionalGeneration"][1].defaults)))
 # Layer kinds of the KV cache (transformers' `layer_types` names).
 LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
 # Recurrent layer kinds: a fixed-size state instead of a KV cache (section 2.5).
@@ -666,7 +686,9 @@ class ModelConfig:
     num_mel_bins: int = 0  # input channels of the encoder's conv stem (mel filterbank bins)
     source: str = ""
     family_label: str = ""  # the supported family ("Qwen3-MoE"); "" for from_numbers
-    wrapper: str = ""  # a multimodal class whose language model this is (its vision tower is not counted)
+    wrapper: str = ""  # a multimodal class whose language model this is (its vision tower is counted apart)
+    vision_params: int = 0  # a wrapper's vision tower and projector: beside params(), not in it
+    vision_defaulted: tuple[str, ...] = ()  # vision_config keys that took the vision config class's default
     defaulted: tuple[str, ...] = ()
     raw: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
     # parameter counts given as plain numbers (`from_numbers`); None: counted from the sizes above
@@ -975,7 +997,7 @@ class ModelConfig:
         The embedding table counts once when tied to the LM head. A multi-token-prediction
         module (DeepSeek-V3's and GLM-4.5's `num_nextn_predict_layers`, used for speculative
         decoding) is not part of the main model, as in transformers, and is not counted;
-        nor is a multimodal model's vision tower (`wrapper`).
+        nor is a multimodal model's vision tower (`wrapper`): it is `vision_params`, beside these.
         A config built `from_numbers` returns the counts it was given.
         """
         if self.param_counts is not None:
@@ -1479,7 +1501,69 @@ def _parse(c: dict, name: str | None) -> dict:
     if fam.mla:
         fields.update(_mla(r))
     fields["defaulted"] = tuple(r.defaulted)
+    if arch in _TOWERS:
+        fields.update(_vision_tower(c, arch, hidden))
     return fields
+
+
+def _vision_tower(c: dict, arch: str, text_hidden: int) -> dict:
+    """A wrapper's vision tower: its parameters (encoder and projector) from `vision_config`, as transformers builds
+    them; a key the vision config leaves out takes its config class's default (listed in `vision_defaulted`)."""
+    vision = c.get("vision_config", {})
+    if vision is None:
+        vision = {}
+    if not isinstance(vision, dict):
+        raise TypeError(f"config['vision_config'] must be a JSON object, got {type(vision).__name__}")
+    rule, tower = _TOWERS[arch]
+    r = _Reader(vision, tower, "config['vision_config']")
+    n = _TOWER_RULES[rule](r, text_hidden)
+    return dict(vision_params=n, vision_defaulted=tuple(r.defaulted))
+
+
+def _siglip_tower(r: _Reader, text_hidden: int) -> int:
+    """Gemma 3: SigLIP (Zhai et al. 2023): a patch conv with bias, a learned position per patch, pre-LayerNorm
+    blocks (q, k, v, o and fc1, fc2, all with biases; two LayerNorms), a final LayerNorm, an optional attention-pooling
+    head; then the projector: an RMSNorm over the vision width and a (vision x text) matrix."""
+    d, ff, layers = r.int("hidden_size"), r.int("intermediate_size"), r.int("num_hidden_layers")
+    ch, image, patch = r.int("num_channels"), r.int("image_size"), r.int("patch_size")
+    mlp = 2 * d * ff + ff + d
+    n = ch * patch * patch * d + d + (image // patch) ** 2 * d + layers * (4 * d * d + 4 * d + mlp + 4 * d) + 2 * d
+    if r.bool("vision_use_head"):  # a probe, multi-head attention pooling, a LayerNorm and an MLP
+        n += d + (4 * d * d + 4 * d) + 2 * d + mlp
+    return n + d + d * text_hidden
+
+
+def _llama4_tower(r: _Reader, text_hidden: int) -> int:
+    """Llama 4: a bias-free patch projection, a class embedding, one position per patch and the class, LayerNorms
+    before and after, blocks with biased q, k, v, o and fc1, fc2 and two LayerNorms; a pixel-shuffle adapter of two
+    bias-free layers (intermediate -> projector_input -> projector_output); the projector (vision_output_dim -> text)."""
+    d, ff, layers = r.int("hidden_size"), r.int("intermediate_size"), r.int("num_hidden_layers")
+    ch, image, patch = r.int("num_channels"), r.int("image_size"), r.int("patch_size")
+    p_in, p_out, out = r.int("projector_input_dim"), r.int("projector_output_dim"), r.int("vision_output_dim")
+    blocks = layers * (4 * d * d + 4 * d + 2 * d * ff + ff + d + 4 * d)
+    n = ch * patch * patch * d + d + ((image // patch) ** 2 + 1) * d + 4 * d + blocks + ff * p_in + p_in * p_out
+    return n + out * text_hidden + (text_hidden if r.bool("multi_modal_projector_bias") else 0)
+
+
+def _qwen_vl_tower(r: _Reader, text_hidden: int, *, gated: bool, layernorm: bool, positions: bool) -> int:
+    """Qwen-VL towers: a 3-D patch conv (temporal x spatial patches), blocks of fused qkv and proj with biases and an MLP
+    with biases, and a merger that concatenates spatial_merge_size^2 neighbours and projects them (two biased
+    layers) to out_hidden_size, after a norm. Qwen2.5-VL: RMSNorms, a gated MLP, a bias-free conv; Qwen3.5:
+    LayerNorms, an ungated MLP, a biased conv and learned positions."""
+    d, ff, depth = r.int("hidden_size"), r.int("intermediate_size"), r.int("depth")
+    ch, patch, frames = r.int("in_channels"), r.int("patch_size"), r.int("temporal_patch_size")
+    merged, out = d * r.int("spatial_merge_size") ** 2, r.int("out_hidden_size")
+    norm = 2 * d if layernorm else d
+    mlp = 3 * d * ff + 2 * ff + d if gated else 2 * d * ff + ff + d
+    n = ch * frames * patch * patch * d + (0 if gated else d)
+    n += r.int("num_position_embeddings") * d if positions else 0
+    n += depth * (2 * norm + 3 * d * d + 3 * d + d * d + d + mlp)
+    return n + norm + merged * merged + merged + merged * out + out
+
+
+_TOWER_RULES = {"siglip": _siglip_tower, "llama4": _llama4_tower,
+                "qwen2_5_vl": lambda r, h: _qwen_vl_tower(r, h, gated=True, layernorm=False, positions=False),
+                "qwen3_5": lambda r, h: _qwen_vl_tower(r, h, gated=False, layernorm=True, positions=True)}
 
 
 def _encoder_decoder(c: dict, fam: Family, arch: str, described: Architecture, name: str | None) -> dict:
