@@ -22,7 +22,7 @@ FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.
                   "GLM-4.5-Air", "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407",
                   "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K", "OLMo-2-1124-7B",
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
-                  "Qwen1.5-MoE-A2.7B", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
+                  "Qwen1.5-MoE-A2.7B", "Qwen2.5-VL-7B-Instruct", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
                   "Seed-OSS-36B-Instruct", "SmolLM3-3B", "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b",
                   "granite-3.0-1b-a400m-base", "granite-3.0-8b-base", "granite-4.0-h-tiny", "whisper-large-v3"]
 
@@ -751,3 +751,44 @@ def test_whisper_config_is_checked_and_shown_in_the_calculator():
     assert out["layers"].startswith("at 448 tokens, the most its decoder holds")
     assert out["layers"].endswith(f"total {nbytes(163_840 * 448 + 245_760_000)}")
     assert "once per 30 s of audio" in out["when"] and "2.27 TFLOPs" in out["when"]
+
+
+# -----------------------------------------------------------------------------
+# multimodal wrappers: the vision tower beside the language model
+
+
+def test_qwen2_5_vl_7b_by_hand():
+    """Qwen2.5-VL-7B: a Qwen2-style language model (q, k, v biases, 28 layers of 28 query and 4 KV heads of 128) and
+    a 32-block vision tower of width 1,280 whose merger maps 4 neighbouring patches to the language model's 3,584."""
+    q = load_config("Qwen2.5-VL-7B-Instruct")
+    h, v, layers, ff, nq, nkv, d = 3584, 152_064, 28, 18_944, 28, 4, 128
+    lm = 2 * v * h + h + layers * (h * nq * d + nq * d + 2 * (h * nkv * d + nkv * d) + nq * d * h + 3 * h * ff + 2 * h)
+    assert q.params().total == q.params().active == lm
+    w, wf, depth, merged = 1280, 3420, 32, 4 * 1280
+    tower = (3 * 2 * 14 * 14 * w  # the 3-D patch conv (2 frames x 14 x 14 pixels x 3 channels), no bias
+             + depth * (2 * w + 3 * w * w + 3 * w + w * w + w + 3 * w * wf + 2 * wf + w)  # RMSNorms, qkv, proj, MLP
+             + w + merged * merged + merged + merged * h + h)  # the merger: RMSNorm, two biased layers
+    assert q.vision_params == tower
+    # 8.29B on its model page (https://huggingface.co/Qwen/Qwen2.5-VL-7B-Instruct): language model and tower
+    assert round((lm + tower) / 1e7) == 829
+    per_token = layers * 2 * nkv * d * 2  # K and V, bf16
+    for context in (1, 32_768):
+        assert q.kv_cache_bytes(context, 1, "bf16") == per_token * context
+    assert q.wrapper == "Qwen2_5_VLForConditionalGeneration" and not q.sliding_window_layers
+
+
+def test_wrappers_report_their_vision_tower_in_the_calculators():
+    from chapter2 import calculators
+
+    text = (FAMILY_CONFIG_DIR / "Qwen2.5-VL-7B-Instruct.json").read_text()
+    out = calculators.compute("model_config", {"config_json": text})
+    q = load_config("Qwen2.5-VL-7B-Instruct")
+    assert f"the vision tower and projector: {q.vision_params:,}" in out["params"]
+    assert "the vision tower and its projector add 0.677B" in out["model_info"] and "8.29B in all" in out["model_info"]
+    scout = calculators.compute("kv_cache", {"model": "Llama-4-Scout-17B-16E"})
+    assert "109B in all" in scout["model_info"]
+    with pytest.raises(TypeError, match=r"config\['vision_config'\]\['depth'\] must be a whole number, got '32'"):
+        ModelConfig.from_hf({**_raw("Qwen2.5-VL-7B-Instruct"),
+                             "vision_config": {**_raw("Qwen2.5-VL-7B-Instruct")["vision_config"], "depth": "32"}})
+    with pytest.raises(TypeError, match=r"config\['vision_config'\] must be a JSON object"):
+        ModelConfig.from_hf({**_raw("gemma-3-27b-it"), "vision_config": [1]})

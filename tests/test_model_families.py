@@ -39,7 +39,8 @@ NOT_TRANSFORMERS_FIELDS = {
 # transformers' cache layer type of each of our layer kinds (`get_layer_types_and_kwargs`)
 CACHE_TYPE = {"mamba2": "linear_attention", "gated_deltanet": "linear_attention", "none": "dummy"}
 WRAPPER_MODEL_TYPE = {"Gemma3ForConditionalGeneration": "gemma3", "Llama4ForConditionalGeneration": "llama4",
-                      "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe"}
+                      "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
+                      "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl"}
 TOWERS = ("vision", "visual", "multi_modal_projector")  # parameter names of a wrapper's vision tower
 
 
@@ -261,10 +262,11 @@ def _measured_cache_bytes(model, context: int) -> int:
 
 
 ENCODER_DECODERS = {"whisper"}  # tested on their own below (an encoder, a cross-attention cache)
+WRAPPERS_ONLY = {"qwen2_5_vl_text"}  # no causal LM class of its own: tested through its wrapper below
 
 
 def test_every_family_has_a_variant():
-    assert set(VARIANTS) | ENCODER_DECODERS == {f.model_type for f in FAMILIES}
+    assert set(VARIANTS) | ENCODER_DECODERS | WRAPPERS_ONLY == {f.model_type for f in FAMILIES}
 
 
 @pytest.mark.parametrize("model_type", list(VARIANTS))
@@ -322,7 +324,8 @@ def test_multimodal_totals_with_their_vision_towers():
         assert round((config.params().total + config.vision_params) / unit) == round(published / unit)
 
 
-TOWER_CLASSES = {"Gemma3ForConditionalGeneration": "SiglipVisionConfig", "Llama4ForConditionalGeneration":
+TOWER_CLASSES = {"Qwen2_5_VLForConditionalGeneration": "Qwen2_5_VLVisionConfig",
+                 "Gemma3ForConditionalGeneration": "SiglipVisionConfig", "Llama4ForConditionalGeneration":
                  "Llama4VisionConfig", "Qwen3_5ForConditionalGeneration": "Qwen3_5VisionConfig",
                  "Qwen3_5MoeForConditionalGeneration": "Qwen3_5MoeVisionConfig"}
 
@@ -402,7 +405,7 @@ def test_small_variant_decode_flops_match_the_flop_counter(model_type):
 
 
 @pytest.mark.parametrize("model_type", [f.model_type for f in FAMILIES if not f.state  # attention-only decoders
-                                        and f.model_type not in ENCODER_DECODERS])
+                                        and f.model_type not in ENCODER_DECODERS | WRAPPERS_ONLY])
 def test_small_variant_prefill_flops_match_the_flop_counter(model_type):
     """A prefill of P tokens in one forward: `prefill_flops(P)` plus what eager attention multiplies and then masks
     (every layer scores all P x P pairs; the convention counts the causal, windowed or chunked pairs). Hybrids are
@@ -500,3 +503,30 @@ def test_whisper_flops_match_the_flop_counter():
         counted = _counted(lambda cache=cache: model(encoder_outputs=encoded, decoder_input_ids=torch.tensor([[5]]),
                                                      past_key_values=cache, use_cache=True))
         assert counted == config.flops_per_token(context)
+
+
+# -----------------------------------------------------------------------------
+# Qwen2.5-VL: the language model inside its wrapper (4.x layout: text fields at the top), a small vision tower
+
+
+QWEN2_5_VL = dict(architectures=["Qwen2_5_VLForConditionalGeneration"], model_type="qwen2_5_vl", **TINY,
+                  use_sliding_window=True, sliding_window=4, max_window_layers=3, tie_word_embeddings=False,
+                  rope_scaling={"type": "mrope", "mrope_section": [1, 1, 2]},
+                  vision_config=dict(depth=2, hidden_size=16, intermediate_size=24, num_heads=2, patch_size=4,
+                                     spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=48))
+
+
+@pytest.mark.parametrize("layout", ["flat", "text_config"])
+def test_qwen2_5_vl_counts_tower_and_cache_match_transformers(layout):
+    raw = dict(QWEN2_5_VL)
+    raw.pop("head_dim")  # Qwen2.5-VL's attention is hidden / heads wide
+    if layout == "text_config":  # transformers 5 saves the language model under text_config
+        text = {k: raw.pop(k) for k in list(raw) if k in TINY or k in (
+            "use_sliding_window", "sliding_window", "max_window_layers", "rope_scaling")}
+        raw["text_config"] = {**text, "model_type": "qwen2_5_vl_text"}
+    config = _check_against_transformers(raw)  # total, active, layer kinds and windows, and the vision tower
+    assert config.vision_params > 0 and config.sliding_window_layers == (3, 4, 5)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForImageTextToText.from_config(_hf_config(raw)).eval().to(torch.bfloat16)
+    for context in (7, 11):  # text only: the tower does not run, the language model's cache is the Qwen2 one
+        assert config.kv_cache_bytes(context, 1, "bf16") == _measured_cache_bytes(model, context)

@@ -22,7 +22,8 @@ its experts). Attention-only decoders: Llama, Llama 4 (text; its multimodal wrap
 through `text_config`), Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE,
 DeepSeek-V2/V3 (also Kimi-K2), Gemma, Gemma 2, Gemma 3, Phi-3 (also Phi-4 and
 Phi-4-mini), Phi-3.5-MoE, OLMo 2, OLMoE, Granite, GraniteMoE, Cohere, gpt-oss,
-GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2.
+GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2, Qwen2.5-VL (its
+language model; the vision tower of every multimodal wrapper is counted beside it, `vision_params`).
 Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
 NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Qwen3-Next and Qwen3.5 dense and
 MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`). Encoder-decoder (section 2.1):
@@ -401,6 +402,13 @@ FAMILIES: tuple[Family, ...] = (
         "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "num_experts_per_tok": 8, "num_local_experts": 256},
         [("num_experts", "num_local_experts")],
         qkv_bias=False, o_bias=False, qk_norm=True, qk_norm_all_heads=True, experts="every_layer", router_bias=True),
+    _fam("Qwen2.5-VL", "qwen2_5_vl_text", ["Qwen2_5_VLForConditionalGeneration"], "Qwen2_5_VLTextConfig",
+         "Qwen2.5-VL (3B, 7B, 32B, 72B; the language model, its vision tower counted beside it)", {
+        "vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80,
+        "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-05, "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 80,
+        "layer_types": None},
+        qkv_bias=True, o_bias=False, layout="qwen"),
     # hybrids (section 2.5): recurrent layers among a few attention layers
     _fam("Nemotron-H", "nemotron_h", ["NemotronHForCausalLM"], "NemotronHConfig",
          "NVIDIA Nemotron 3 Nano 30B-A3B, Nemotron-H, Nemotron Nano 2", {
@@ -467,12 +475,16 @@ _BY_CLASS = {cls: fam for fam in FAMILIES for cls in fam.classes}
 _BY_MODEL_TYPE = {fam.model_type: fam for fam in FAMILIES}
 _BY_MODEL_TYPE.update({"gemma3": _BY_MODEL_TYPE["gemma3_text"], "llama4": _BY_MODEL_TYPE["llama4_text"],
                        "kimi_k2": _BY_MODEL_TYPE["deepseek_v3"], "qwen3_5": _BY_MODEL_TYPE["qwen3_5_text"],
-                       "qwen3_5_moe": _BY_MODEL_TYPE["qwen3_5_moe_text"]})
+                       "qwen3_5_moe": _BY_MODEL_TYPE["qwen3_5_moe_text"], "qwen2_5_vl": _BY_MODEL_TYPE["qwen2_5_vl_text"]})
 # Multimodal wrappers: the language model is read from `text_config`; the vision tower is not counted.
 # Which config's tie_word_embeddings ties the LM head (as transformers 5 builds them): Gemma 3's outer
 # config (default true), Llama 4's text config.
 _WRAPPERS = {"Gemma3ForConditionalGeneration": ("outer", True), "Llama4ForConditionalGeneration": ("text", None),
-             "Qwen3_5ForConditionalGeneration": ("outer", False), "Qwen3_5MoeForConditionalGeneration": ("outer", False)}
+             "Qwen3_5ForConditionalGeneration": ("outer", False), "Qwen3_5MoeForConditionalGeneration": ("outer", False),
+             "Qwen2_5_VLForConditionalGeneration": ("outer", False)}
+# Wrappers whose config.json (transformers 4.x layout) keeps the language model's fields at the top level when
+# it has no text_config, as transformers 5 reads them.
+_FLAT_TEXT = {"Qwen2_5_VLForConditionalGeneration"}
 # Vision towers of the wrappers (the vision encoder and its projector into the language model), counted apart
 # from the language model: wrapper class -> (rule, a Family holding its vision config class's defaults).
 def _tower(label, config_class, defaults):
@@ -491,6 +503,9 @@ _TOWERS = {
         "depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "in_channels": 3, "patch_size": 16,
         "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 3584, "num_position_embeddings": 2304})),
 }
+_TOWERS["Qwen2_5_VLForConditionalGeneration"] = ("qwen2_5_vl", _tower("Qwen2.5-VL vision tower", "Qwen2_5_VLVisionConfig", {
+    "depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "in_channels": 3, "patch_size": 14,
+    "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 3584}))
 _TOWERS["Qwen3_5MoeForConditionalGeneration"] = ("qwen3_5", _tower("Qwen3.5 vision tower", "Qwen3_5MoeVisionConfig",
                                                                    dict(_TOWERS["Qwen3_5ForConditionalGeneration"][1].defaults)))
 # Layer kinds of the KV cache (transformers' `layer_types` names).
@@ -1421,7 +1436,8 @@ def _resolve_class(c: dict) -> tuple[str, Family]:
         if fam is not None:
             cls = {"gemma3": "Gemma3ForConditionalGeneration", "llama4": "Llama4ForConditionalGeneration",
                    "qwen3_5": "Qwen3_5ForConditionalGeneration",
-                   "qwen3_5_moe": "Qwen3_5MoeForConditionalGeneration"}.get(
+                   "qwen3_5_moe": "Qwen3_5MoeForConditionalGeneration",
+                   "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration"}.get(
                 model_type, fam.classes[0])
             return cls, fam
         else:
@@ -1452,10 +1468,10 @@ def _parse(c: dict, name: str | None) -> dict:
         return _encoder_decoder(c, fam, arch, described, name)
     text, where = c, "config"
     if arch in _WRAPPERS:
-        text = c.get("text_config", {})
+        text = c.get("text_config", c if arch in _FLAT_TEXT else {})
         if not isinstance(text, dict):
             raise TypeError(f"config['text_config'] must be a JSON object, got {type(text).__name__}")
-        where = "config['text_config']"
+        where = "config['text_config']" if text is not c else "config"
     if fam.model_type == "gemma3_text" and text.get("use_bidirectional_attention"):
         raise ValueError(f"{where}['use_bidirectional_attention'] is true: a bidirectional (embedding) model, "
                          "not a causal LM")
