@@ -785,6 +785,7 @@ def test_wrappers_report_their_vision_tower_in_the_calculators():
     q = load_config("Qwen2.5-VL-7B-Instruct")
     assert f"the vision tower and projector: {q.vision_params:,}" in out["params"]
     assert "the vision tower and its projector add 0.677B" in out["model_info"] and "8.29B in all" in out["model_info"]
+    assert out["when"].startswith("the vision tower (677M parameters) runs once per image")
     scout = calculators.compute("kv_cache", {"model": "Llama-4-Scout-17B-16E"})
     assert "109B in all" in scout["model_info"]
     with pytest.raises(TypeError, match=r"config\['vision_config'\]\['depth'\] must be a whole number, got '32'"):

@@ -46,8 +46,13 @@ def attention_layout(c) -> str:
 
 
 def runs_when(c, context: int) -> str:
-    """Which part runs when: an encoder-decoder's encoder once per input window, its decoder per token."""
+    """Which part runs when: an encoder-decoder's encoder once per input window, a wrapper's vision tower once per
+    image, the (language) decoder per token."""
     per_token = si(c.flops_per_token(context), "FLOPs")
+    if c.wrapper:  # FLOPs of the tower per image are not counted here (they depend on the image's size)
+        return (f"the vision tower ({count(c.vision_params)} parameters) runs once per image, before the language "
+                f"model reads the image's tokens; then every part of the language model runs for every token, "
+                f"{per_token} per token at this context")
     if not c.is_encoder_decoder:
         return f"a decoder-only model: every part runs for every token, {per_token} per token at this context"
     return (f"the audio encoder ({count(c.encoder_params())} parameters) runs once per 30 s of audio "
