@@ -325,7 +325,7 @@ def test_an_unmerged_lora_adds_about_one_percent():
 @pytest.mark.slow
 def test_a_controlnet_adds_its_own_pass_every_step():
     # diffusers' own ControlNetModel and UNet2DConditionModel from the shipped configs, FLOPs by FlopCounterMode.
-    oracle = pytest.importorskip("_diffusers_oracle")
+    import _diffusers_oracle as oracle  # its require() skips without torch / diffusers, or fails in CI
     data = DATA / "diffusion" / "denoisers"
     flops = []
     for name in ("controlnet-canny-sdxl-1.0", "sdxl-base-1.0"):

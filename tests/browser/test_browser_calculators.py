@@ -8,6 +8,7 @@ Infinity, and the calculator recovers.
 
 from __future__ import annotations
 
+from html import unescape
 import json
 import re
 
@@ -44,6 +45,11 @@ def _normalise(outputs):
     def chart(val):
         return charts.digest(val) if isinstance(val, dict) else re.match(r'<figure class="c2-chart" data-digest="(\w+)"', val)[1]
 
+    def bars(val):  # compute_json sends bars drawn by charts.render_bars: read back its labels and data-values
+        return [[unescape(lbl), v] for v, lbl in re.findall(
+            r'<div class="c2-bar" data-value="([^"]+)"><span class="c2-bar__label">(.*?)</span>', val)]
+
+    outputs = {k: bars(v) if isinstance(v, str) and v.startswith('<div class="c2-bars"') else v for k, v in outputs.items()}
     return {k: [[str(lbl), float(f"{float(v):.9g}")] for lbl, v in val] if isinstance(val, list)
             else chart(val) if isinstance(val, dict) or str(val).startswith('<figure class="c2-chart"') else val
             for k, val in outputs.items()}
