@@ -43,7 +43,7 @@ def _normalise(outputs):
     """Bars to rounded numbers; a chart to its digest: the page's figure carries the digest of the data it drew,
     `compute` gives the data, `compute_json` the drawing (with the digest in it)."""
     def chart(val):
-        return charts.digest(val) if isinstance(val, dict) else re.match(r'<figure class="c2-chart" data-digest="(\w+)"', val)[1]
+        return charts.digest(val) if isinstance(val, dict) else re.match(r'<figure class="c2-chart[^"]*" data-digest="(\w+)"', val)[1]
 
     def bars(val):  # compute_json sends bars drawn by charts.render_bars: read back its labels and data-values
         return [[unescape(lbl), v] for v, lbl in re.findall(
@@ -51,7 +51,7 @@ def _normalise(outputs):
 
     outputs = {k: bars(v) if isinstance(v, str) and v.startswith('<div class="c2-bars"') else v for k, v in outputs.items()}
     return {k: [[str(lbl), float(f"{float(v):.9g}")] for lbl, v in val] if isinstance(val, list)
-            else chart(val) if isinstance(val, dict) or str(val).startswith('<figure class="c2-chart"') else val
+            else chart(val) if isinstance(val, dict) or str(val).startswith('<figure class="c2-chart') else val
             for k, val in outputs.items()}
 
 

@@ -198,8 +198,12 @@ def _check_control(page, control, kind):
         page.keyboard.press("ArrowRight" if control.evaluate("el => +el.value < +el.max") else "ArrowLeft")
         assert control.input_value() != before, "slider does not move with the arrow keys"
         readout = page.locator(f'output[for="{control.get_attribute("id")}"]')
-        if readout.count():
-            assert readout.inner_text() == control.input_value(), "slider readout does not follow"
+        if readout.count():  # a slider over named positions (data-labels) shows the position's name
+            labels = json.loads(control.get_attribute("data-labels") or "null")
+            want = labels[control.input_value()] if labels else control.input_value()
+            assert readout.inner_text() == want, "slider readout does not follow"
+            if labels:
+                assert control.get_attribute("aria-valuetext") == want
     else:
         assert control.is_editable()
         control.fill("7")
