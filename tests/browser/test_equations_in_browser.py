@@ -80,6 +80,8 @@ def test_equations_are_typeset_in_the_sites_fonts_and_readable(browser, site_url
             for block in info["blocks"]:
                 assert not block["vertical"], f"{path}: an equation scrolls vertically"
                 assert (block["tabindex"] == "0") == block["scrolls"], f"{path}: {block}"
+                # on a laptop every equation fits the column: notes go under a line, not beside it
+                assert not block["scrolls"], f"{path}: an equation is wider than the column at 1280 px: {block}"
             page.close()
         assert fonts and all(url.startswith(site_url) and url.endswith(".woff2") and status == 200 for url, status in fonts), fonts
         assert not context.blocked, context.blocked
