@@ -23,7 +23,7 @@ FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.
                   "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K", "OLMo-2-1124-7B",
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
                   "Qwen1.5-MoE-A2.7B", "Qwen2.5-VL-7B-Instruct", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
-                  "Seed-OSS-36B-Instruct", "SmolLM3-3B", "c4ai-command-r-v01", "gemma-2-9b", "gemma-7b",
+                  "Seed-OSS-36B-Instruct", "SmolLM3-3B", "c4ai-command-r-v01", "dots.llm1.inst", "gemma-2-9b", "gemma-7b",
                   "granite-3.0-1b-a400m-base", "granite-3.0-8b-base", "granite-4.0-h-tiny", "whisper-large-v3"]
 
 
@@ -373,6 +373,10 @@ def test_published_totals_of_every_family():
     assert round(p("Apertus-8B-Instruct-2509").total / 1e7) == 805
     # GLM-4-9B-0414: 9.4B on its model page (https://huggingface.co/THUDM/GLM-4-9B-0414)
     assert round(p("GLM-4-9B-0414").total / 1e8) == 94
+    # dots.llm1 model card (https://huggingface.co/rednote-hilab/dots.llm1.inst): "14B activated and 142B total
+    # parameters"; the card truncates the total (142.77B here; 14.02B active)
+    dots = p("dots.llm1.inst")
+    assert int(dots.total / 1e9) == 142 and round(dots.active / 1e9) == 14
     # MiniMax-M2 model card (https://huggingface.co/MiniMaxAI/MiniMax-M2): "230 billion total parameters with
     # 10 billion active"; 228.7B, and 9.8B active without the embedding and LM head
     m2 = p("MiniMax-M2")

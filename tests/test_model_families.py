@@ -160,6 +160,8 @@ def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
     raw = {"architectures": [cls], "model_type": WRAPPER_MODEL_TYPE.get(cls, fam.model_type)}
     if fam.model_type == "deepseek_v2":  # DeepseekV2Config has no default top-k; refused without it (below)
         raw["num_experts_per_tok"] = 6
+    if fam.model_type == "dots1":  # Dots1Config has no default expert counts (None builds no experts)
+        raw.update(n_routed_experts=128, num_experts_per_tok=6, n_shared_experts=2)
     config = _check_against_transformers(raw)
     assert config.family_label == fam.label and set(config.defaulted) <= set(fam.defaults)
     # NemotronH counts its layers from its default pattern (transformers ignores num_hidden_layers); Whisper's
@@ -210,6 +212,8 @@ VARIANTS = {
     "gpt_oss": dict(num_local_experts=4, num_experts_per_tok=2, sliding_window=4),
     "glm4_moe": dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2, moe_intermediate_size=16,
                      first_k_dense_replace=2, use_qk_norm=True, attention_bias=True),
+    "dots1": dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2, moe_intermediate_size=16,
+                  first_k_dense_replace=1, attention_bias=True, sliding_window=4, max_window_layers=3),
     "ernie4_5_moe": dict(moe_num_experts=6, moe_k=2, moe_num_shared_experts=1, moe_intermediate_size=16,
                          moe_layer_start_index=1, moe_layer_end_index=4, moe_layer_interval=2, use_bias=True),
     "smollm3": dict(use_sliding_window=True, sliding_window=4, no_rope_layer_interval=2),

@@ -358,6 +358,14 @@ FAMILIES: tuple[Family, ...] = (
         "use_qk_norm": False}, [("num_local_experts", "n_routed_experts")],
         qkv_bias="attention_bias", o_bias=False, qk_norm="use_qk_norm", experts="deepseek",
         norm_topk_prob="norm_topk_prob", router_bias=True),
+    _fam("dots.llm1", "dots1", ["Dots1ForCausalLM"], "Dots1Config", "dots.llm1.base, dots.llm1.inst", {
+        "vocab_size": 152064, "hidden_size": 4608, "intermediate_size": 10944, "num_hidden_layers": 62,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": None,
+        "num_experts_per_tok": None, "moe_intermediate_size": 1408, "n_shared_experts": None,
+        "first_k_dense_replace": 0, "sliding_window": 4096, "max_window_layers": 62, "layer_types": None},
+        [("num_local_experts", "n_routed_experts")],
+        qk_norm=True, layout="dots1", experts="deepseek", norm_topk_prob="norm_topk_prob", router_bias=True),
     _fam("ERNIE 4.5 MoE", "ernie4_5_moe", ["Ernie4_5_MoeForCausalLM"], "Ernie4_5_MoeConfig",
          "ERNIE-4.5-21B-A3B, ERNIE-4.5-300B-A47B", {
         "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
@@ -1646,6 +1654,15 @@ def _qwen(r: _Reader, layers: int, given) -> tuple:
     return ["sliding_attention" if window and i >= start else "full_attention" for i in range(layers)], window, None
 
 
+def _dots1(r: _Reader, layers: int, given) -> tuple:
+    """dots.llm1: sliding from layer `max_window_layers` on whenever `sliding_window` is set (no on/off key)."""
+    window = r.int("sliding_window", optional=True, null_is_value=True)
+    if given is not None:
+        return given, window, None
+    start = r.int("max_window_layers", zero=True)
+    return ["sliding_attention" if window and i >= start else "full_attention" for i in range(layers)], window, None
+
+
 def _qwen2_moe(r: _Reader, layers: int, given) -> tuple:
     """Qwen2-MoE (transformers): every other layer below `max_window_layers` slides."""
     window = _qwen_window(r)
@@ -1770,6 +1787,7 @@ def _granite_hybrid(r: _Reader, layers: int, given) -> tuple:
 
 # name -> (rule, whether the family's config may list `layer_types`)
 _LAYOUTS = {"full": (_full, False), "one_window": (_one_window, False), "qwen": (_qwen, True),
+            "dots1": (_dots1, True),
             "qwen2_moe": (_qwen2_moe, True), "qwen3_moe": (_qwen3_moe, False), "alternating": (_alternating, True),
             "gemma3": (_gemma3, True), "smollm3": (_smollm3, True), "llama4": (_llama4, True),
             "nemotron_h": (_nemotron_h, False), "qwen3_next": (_qwen3_next, False), "exaone4": (_exaone4, True),
