@@ -162,6 +162,8 @@ def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
         raw["num_experts_per_tok"] = 6
     if fam.model_type == "dots1":  # Dots1Config has no default expert counts (None builds no experts)
         raw.update(n_routed_experts=128, num_experts_per_tok=6, n_shared_experts=2)
+    if fam.model_type == "hunyuan_v1_moe":  # its default head_dim (None) is read as None: transformers builds nothing
+        raw["head_dim"] = 128
     config = _check_against_transformers(raw)
     assert config.family_label == fam.label and set(config.defaulted) <= set(fam.defaults)
     # NemotronH counts its layers from its default pattern (transformers ignores num_hidden_layers); Whisper's
@@ -169,6 +171,13 @@ def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
     layers = {"nemotron_h": "layers_block_type", "whisper": "decoder_layers"}.get(fam.model_type, "num_hidden_layers")
     width = "d_model" if fam.model_type == "whisper" else "hidden_size"
     assert {width, layers, "vocab_size"} <= set(config.defaulted)
+
+
+def test_a_different_top_k_per_layer_is_refused():
+    raw = {"architectures": ["HunYuanMoEV1ForCausalLM"], "num_hidden_layers": 2, "num_experts": 4, "moe_topk": [2, 3]}
+    with pytest.raises(ValueError, match=r"moe_topk.*same whole number k.*\[2, 3\]"):
+        ModelConfig.from_hf(raw)
+    assert ModelConfig.from_hf({**raw, "moe_topk": [3, 3]}).num_experts_per_tok == 3
 
 
 def test_a_field_without_a_transformers_default_is_named():
@@ -214,6 +223,7 @@ VARIANTS = {
                      first_k_dense_replace=2, use_qk_norm=True, attention_bias=True),
     "dots1": dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2, moe_intermediate_size=16,
                   first_k_dense_replace=1, attention_bias=True, sliding_window=4, max_window_layers=3),
+    "hunyuan_v1_moe": dict(num_experts=5, moe_topk=[2] * 6, attention_bias=True),
     "ernie4_5_moe": dict(moe_num_experts=6, moe_k=2, moe_num_shared_experts=1, moe_intermediate_size=16,
                          moe_layer_start_index=1, moe_layer_end_index=4, moe_layer_interval=2, use_bias=True),
     "smollm3": dict(use_sliding_window=True, sliding_window=4, no_rope_layer_interval=2),

@@ -366,6 +366,12 @@ FAMILIES: tuple[Family, ...] = (
         "first_k_dense_replace": 0, "sliding_window": 4096, "max_window_layers": 62, "layer_types": None},
         [("num_local_experts", "n_routed_experts")],
         qk_norm=True, layout="dots1", experts="deepseek", norm_topk_prob="norm_topk_prob", router_bias=True),
+    _fam("Hunyuan MoE", "hunyuan_v1_moe", ["HunYuanMoEV1ForCausalLM"], "HunYuanMoEV1Config", "Hunyuan-A13B", {
+        "vocab_size": 290943, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "num_experts": 1,
+        "moe_topk": 1}, [("num_experts_per_tok", "moe_topk"), ("num_local_experts", "num_experts")],
+        qk_norm=True, experts="hunyuan"),
     _fam("ERNIE 4.5 MoE", "ernie4_5_moe", ["Ernie4_5_MoeForCausalLM"], "Ernie4_5_MoeConfig",
          "ERNIE-4.5-21B-A3B, ERNIE-4.5-300B-A47B", {
         "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
@@ -1826,6 +1832,22 @@ def _every_layer(r: _Reader, fam: Family, layers: int, intermediate: int) -> dic
                 moe_intermediate_size=intermediate, moe_layers=tuple(range(layers)))
 
 
+def _hunyuan_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """Hunyuan MoE (transformers): every layer routes among `num_experts` experts of intermediate_size beside one
+    shared MLP of the same width. `moe_topk` may be a list, one k per layer; only the same k in every layer is read."""
+    topk = r.raw("moe_topk")
+    if isinstance(topk, list):
+        if (len(topk) != layers or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in topk)
+                or len(set(topk)) != 1):
+            raise ValueError(f"{r.name('moe_topk')} as a list must give the same whole number k >= 1 for each of the "
+                             f"{layers} layers (a different k per layer is not read), got {topk!r}")
+        k = topk[0]
+    else:
+        k = r.int("moe_topk")
+    return dict(num_experts=r.int("num_experts"), num_experts_per_tok=k, moe_intermediate_size=intermediate,
+                moe_layers=tuple(range(layers)), shared_expert_intermediate_size=intermediate)
+
+
 def _qwen_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
     """Qwen2-MoE, Qwen3-MoE: every `decoder_sparse_step`-th layer not in `mlp_only_layers`."""
     experts = r.int("num_experts", zero=True)
@@ -1911,7 +1933,7 @@ def _granite_hybrid_experts(r: _Reader, fam: Family, layers: int, intermediate: 
 
 _EXPERT_RULES = {"every_layer": _every_layer, "granite_hybrid": _granite_hybrid_experts,
                  "every_layer_shared": _every_layer_shared, "qwen": _qwen_experts,
-                 "deepseek": _deepseek_experts,
+                 "deepseek": _deepseek_experts, "hunyuan": _hunyuan_experts,
                  "ernie": _ernie_experts, "llama4": _llama4_experts, "nemotron_h": _nemotron_experts}
 
 
