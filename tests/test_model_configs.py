@@ -19,7 +19,7 @@ from chapter2.models import (CONFIG_DIR, FAMILY_CONFIG_DIR, ModelConfig, describ
 SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B", "Llama-4-Scout-17B-16E", "Mistral-7B-v0.1",
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
 FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414",
-                  "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407",
+                  "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Hunyuan-MT-7B", "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407",
                   "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K", "OLMo-2-1124-7B",
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
                   "Qwen1.5-MoE-A2.7B", "Qwen2.5-VL-7B-Instruct", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
@@ -381,6 +381,10 @@ def test_published_totals_of_every_family():
     # and 13 billion active" (80.39B and 12.75B here: 64 experts, top 8, and a shared MLP in each of 32 layers)
     hy = p("Hunyuan-A13B-Instruct")
     assert round(hy.total / 1e9) == 80 and round(hy.active / 1e9) == 13
+    # Hunyuan-MT-7B announcement and model card (https://huggingface.co/tencent/Hunyuan-MT-7B): "7B" parameters;
+    # 7.50B here, 6.98B without the tied 0.53B embedding
+    mt = p("Hunyuan-MT-7B")
+    assert int(mt.total / 1e9) == 7 and round(mt.non_embedding / 1e9) == 7
     # MiniMax-M2 model card (https://huggingface.co/MiniMaxAI/MiniMax-M2): "230 billion total parameters with
     # 10 billion active"; 228.7B, and 9.8B active without the embedding and LM head
     m2 = p("MiniMax-M2")

@@ -162,7 +162,7 @@ def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
         raw["num_experts_per_tok"] = 6
     if fam.model_type == "dots1":  # Dots1Config has no default expert counts (None builds no experts)
         raw.update(n_routed_experts=128, num_experts_per_tok=6, n_shared_experts=2)
-    if fam.model_type == "hunyuan_v1_moe":  # its default head_dim (None) is read as None: transformers builds nothing
+    if fam.model_type in ("hunyuan_v1_dense", "hunyuan_v1_moe"):  # its default head_dim (None) is read as None: transformers builds nothing
         raw["head_dim"] = 128
     config = _check_against_transformers(raw)
     assert config.family_label == fam.label and set(config.defaulted) <= set(fam.defaults)
@@ -223,6 +223,7 @@ VARIANTS = {
                      first_k_dense_replace=2, use_qk_norm=True, attention_bias=True),
     "dots1": dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2, moe_intermediate_size=16,
                   first_k_dense_replace=1, attention_bias=True, sliding_window=4, max_window_layers=3),
+    "hunyuan_v1_dense": dict(attention_bias=True, tie_word_embeddings=True),
     "hunyuan_v1_moe": dict(num_experts=5, moe_topk=[2] * 6, attention_bias=True),
     "ernie4_5_moe": dict(moe_num_experts=6, moe_k=2, moe_num_shared_experts=1, moe_intermediate_size=16,
                          moe_layer_start_index=1, moe_layer_end_index=4, moe_layer_interval=2, use_bias=True),

@@ -366,6 +366,12 @@ FAMILIES: tuple[Family, ...] = (
         "first_k_dense_replace": 0, "sliding_window": 4096, "max_window_layers": 62, "layer_types": None},
         [("num_local_experts", "n_routed_experts")],
         qk_norm=True, layout="dots1", experts="deepseek", norm_topk_prob="norm_topk_prob", router_bias=True),
+    _fam("Hunyuan dense", "hunyuan_v1_dense", ["HunYuanDenseV1ForCausalLM"], "HunYuanDenseV1Config",
+         "Hunyuan 0.5B-7B, Hunyuan-MT-7B", {
+        "vocab_size": 290943, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False},
+        qk_norm=True),
     _fam("Hunyuan MoE", "hunyuan_v1_moe", ["HunYuanMoEV1ForCausalLM"], "HunYuanMoEV1Config", "Hunyuan-A13B", {
         "vocab_size": 290943, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2048,
