@@ -30,6 +30,9 @@ WAIT_MS = 60_000
 # A Web Worker that never answers: pages can be operated without starting Pyodide (the runtime
 # stays "loading"), for tests about layout and keyboard access rather than results.
 INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
+# A reader whose browser asks to save data: a calculator in view does not start Python (runtime.js), so
+# the audit weighs every page as it is before any use (test_runtime covers loading on view).
+SAVE_DATA = "Object.defineProperty(navigator, 'connection', {value: {saveData: true}, configurable: true});"
 
 
 def _pages(site_dir: Path) -> list[str]:
@@ -135,6 +138,7 @@ def audit(browser, site_url, site_dir):
         # bypass_csp: the site's Content-Security-Policy refuses injected scripts, and the audit script is ours
         with _context(browser, site_url, viewport={"width": 1280, "height": 900}, color_scheme=scheme, bypass_csp=True) as context:
             context.scheme = scheme
+            context.add_init_script(SAVE_DATA)
             pages = {path: _visit(context, path, site_dir) for path in _pages(site_dir)}
             reports[scheme] = {"pages": pages, "blocked": list(context.blocked)}
     return reports
@@ -160,7 +164,8 @@ def test_figures_are_drawn_with_a_text_alternative(audit, scheme):
 
 
 def test_pages_load_without_python_until_a_calculator_is_used(audit, site_dir, capsys):
-    """Pyodide (about 18 MB) is fetched on the first interaction with a calculator or snippet, never on load."""
+    """Pyodide (about 18 MB) is fetched on the first interaction with a calculator or snippet, never on
+    load, when the reader's browser asks to save data (else a calculator in view starts it: test_runtime)."""
     pages = audit["light"]["pages"]
     for path, r in pages.items():
         assert not r["pyodide_requests"], f"{path} loaded Pyodide without being asked: {r['pyodide_requests']}"

@@ -20,15 +20,66 @@ def _ready(page):
 CORE = ("assets/chapter2/config.js", "assets/chapter2/charts.js", "assets/chapter2/runtime-core.js")
 
 
+IN_VIEW = """() => [...document.querySelectorAll('[data-calculator]')].some((el) => {
+    const r = el.getBoundingClientRect();
+    return r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth; })"""
+
+
 @pytest.mark.parametrize("path", ["", "neural-networks/"])
 def test_pages_carry_only_the_loader_until_used(watched, path):
-    """On load a page fetches the runtime's loader and nothing else of it: not the core, not Pyodide."""
+    """On load a page whose calculators are out of view fetches the runtime's loader and nothing else of
+    it: not the core, not Pyodide."""
     page = watched.goto(path)
     page.wait_for_load_state("networkidle")
+    assert not page.evaluate(IN_VIEW), "this test needs a page whose calculators start out of view"
     assert page.evaluate("() => window.chapter2.state") == "idle"
     assert [u for u in watched.requests if u.endswith("assets/chapter2/runtime.js")], "the loader is on every page"
-    assert not [u for u in watched.requests if u.endswith(CORE)], "the core loads on first use only"
+    assert not [u for u in watched.requests if u.endswith(CORE)], "the core loads when a calculator is seen or used"
     assert not [u for u in watched.requests if "pyodide" in u], "Pyodide must load lazily"
+    watched.assert_clean()
+
+
+def _seen(page, selector: str):
+    """Scroll `selector` into view and return once an IntersectionObserver made now has reported it
+    visible: the loader's observer, made earlier, is told in the same task before this one."""
+    page.evaluate("""(sel) => new Promise((resolve) => {
+        const el = document.querySelector(sel);
+        const io = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) { io.disconnect(); resolve(); } });
+        io.observe(el);
+        el.scrollIntoView({block: "center"});
+    })""", selector)
+
+
+def test_a_calculator_scrolled_into_view_starts_the_calculators_python(watched):
+    """Scrolling a calculator into view (no input) starts the calculators' worker in the background; the
+    snippets' worker stays idle."""
+    page = watched.goto("neural-networks/")
+    page.wait_for_load_state("networkidle")
+    assert not [u for u in watched.requests if u.endswith(CORE)]
+    _seen(page, '[data-calculator="activations"]')
+    page.wait_for_function("() => window.chapter2.lanes && window.chapter2.lanes.calc.state === 'ready'", timeout=PY_READY_MS)
+    assert page.evaluate("() => window.chapter2.lanes.code.state") == "idle"
+    assert [u for u in watched.requests if "pyodide" in u]
+    assert not page.locator('[data-calculator="activations"]').get_attribute("data-computed"), "nothing was asked"
+    watched.assert_clean()
+
+
+@pytest.mark.parametrize("connection", ["{saveData: true, effectiveType: '4g'}", "{saveData: false, effectiveType: '3g'}"])
+def test_save_data_or_a_slow_link_loads_nothing_on_scroll_until_used(watched, connection):
+    """With Save-Data (or a 3G link) a calculator in view loads nothing; the first input loads it all."""
+    watched.page.add_init_script(f"Object.defineProperty(navigator, 'connection', {{value: {connection}, configurable: true}});")
+    page = watched.goto("neural-networks/")
+    page.wait_for_load_state("networkidle")
+    _seen(page, '[data-calculator="activations"]')
+    # the loader's observer ran before ours returned, and would have added the core's <script>s by now
+    assert not page.evaluate("() => [...document.scripts].filter((s) => /runtime-core|charts\\.js|config\\.js/.test(s.src)).length")
+    assert not [u for u in watched.requests if u.endswith(CORE)], "scrolling loaded the core on Save-Data/slow link"
+    assert page.evaluate("() => window.chapter2.state") == "idle"
+    calc = page.locator('[data-calculator="activations"]')
+    calc.locator('input[name="x"]').fill("0.5")
+    page.wait_for_function("() => document.querySelector('[data-calculator=activations]').dataset.computed", timeout=PY_READY_MS)
+    _settle(page, "activations")
+    assert _outputs(calc) == _compute("activations", {"x": "0.5", "beta": "1"})
     watched.assert_clean()
 
 

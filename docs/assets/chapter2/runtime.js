@@ -1,9 +1,12 @@
 /* chapter2 in-browser runtime: the loader, the only part every page carries.
  *
  * Until a reader shows interest in a calculator or a snippet (pointer over it, focus, touch, a key),
- * a page loads nothing of the runtime but this file. On that first sign it loads, in order,
+ * or a calculator comes into view, a page loads nothing of the runtime but this file. On that first sign it loads, in order,
  * assets/chapter2/config.js (the site's Python files and their hashes), charts.js and runtime-core.js
  * (the workers, the calculators, the snippets), and the core starts the Python worker at once.
+ * A calculator scrolling into view starts the calculators' worker only (not the snippets'), in the
+ * background, so a changed input usually finds Python ready; not when navigator.connection asks to save
+ * data or is slow (saveData, or effectiveType slow-2g/2g/3g): there only a sign of interest loads it.
  *
  * Nothing the reader does meanwhile is lost: a form submit is held back (it would reload the page), and
  * the last input/change of each field and every button press inside a calculator or snippet are played
@@ -84,6 +87,22 @@
   }
 
   for (const type of SIGNS) document.addEventListener(type, interest, { capture: true, passive: type !== "submit" });
+
+  const link = navigator.connection || {};
+  if (!link.saveData && !/^(slow-2g|2g|3g)$/.test(link.effectiveType || "") && window.IntersectionObserver) {
+    const seen = new IntersectionObserver((entries) => {
+      const entry = entries.find((e) => e.isIntersecting);
+      if (!entry) return;
+      seen.disconnect();  // once: the calculators share one worker
+      const lane = window.chapter2.lanes && window.chapter2.lanes.calc;  // set once the core runs
+      if (lane) { if (lane.state === "idle") lane.start().catch(() => {}); return; }
+      if (!touched.includes(entry.target)) touched.push(entry.target);
+      load().catch(() => {});
+    });
+    const watch = () => document.querySelectorAll("[data-calculator]").forEach((el) => seen.observe(el));
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch, { once: true });
+    else watch();
+  }
 
   const notYet = (name) => (...args) => load().then(() => api[name](...args));
   const api = {
