@@ -115,6 +115,9 @@ def weigh(browser, site: Path, pages: list[str], *, warm: bool) -> dict[str, dic
     with serve(site) as base:
         for name in pages:
             context = browser.new_context(viewport={"width": 1280, "height": 900})
+            # as a Save-Data reader: a calculator in view would else start Python in the background (runtime.js),
+            # and this weighs the page itself; Python's download is its own figure (bench_site.py)
+            context.add_init_script("Object.defineProperty(navigator, 'connection', {value: {saveData: true}, configurable: true});")
             off_site: list[str] = []
             context.on("request", lambda r, off_site=off_site: r.url.startswith(("http:", "https:"))
                        and not r.url.startswith(base) and off_site.append(r.url))
