@@ -284,12 +284,18 @@ def test_every_family_has_a_variant():
     assert set(VARIANTS) | ENCODER_DECODERS | WRAPPERS_ONLY == {f.model_type for f in FAMILIES}
 
 
-@pytest.mark.parametrize("model_type", list(VARIANTS))
-def test_small_variant_counts_and_cache_match_transformers(model_type):
+def _small_variant(model_type: str) -> dict:
+    """The config.json of a family's small variant: TINY widths plus its VARIANTS entry (MLA takes no head_dim)."""
     fam = next(f for f in FAMILIES if f.model_type == model_type)
     raw = {"architectures": [fam.classes[0]], "model_type": model_type, **TINY, **VARIANTS[model_type]}
     if model_type.startswith("deepseek"):
         del raw["head_dim"]
+    return raw
+
+
+@pytest.mark.parametrize("model_type", list(VARIANTS))
+def test_small_variant_counts_and_cache_match_transformers(model_type):
+    raw = _small_variant(model_type)
     config = _check_against_transformers(raw)
     # the cache: prefill N - 1 tokens, then the N-th token reads what each layer held plus itself; in
     # bfloat16, so that the recurrent states' float32 shows (two contexts: the states stay, the KV grows)
@@ -406,10 +412,7 @@ def _implementation_extra(config: ModelConfig, context: int) -> int:
 def test_small_variant_decode_flops_match_the_flop_counter(model_type):
     """One decoded token after context - 1 prefilled: the counter's FLOPs are `flops_per_token(context)`, with
     the MoE layers counting the k routed experts, up to `_implementation_extra` (each term named there)."""
-    fam = next(f for f in FAMILIES if f.model_type == model_type)
-    raw = {"architectures": [fam.classes[0]], "model_type": model_type, **TINY, **VARIANTS[model_type]}
-    if model_type.startswith("deepseek"):
-        del raw["head_dim"]
+    raw = _small_variant(model_type)
     config = ModelConfig.from_hf(raw)
     model = _eager_model(raw)
     for context in (6, 10):
@@ -426,10 +429,7 @@ def test_small_variant_prefill_flops_match_the_flop_counter(model_type):
     (every layer scores all P x P pairs; the convention counts the causal, windowed or chunked pairs). Hybrids are
     left to the decode check: transformers prefills their recurrent layers with a chunked algorithm (Mamba-2's SSD,
     DeltaNet's chunked delta rule) whose matmuls are another way to the same result, not the recurrence counted."""
-    fam = next(f for f in FAMILIES if f.model_type == model_type)
-    raw = {"architectures": [fam.classes[0]], "model_type": model_type, **TINY, **VARIANTS[model_type]}
-    if model_type.startswith("deepseek"):
-        del raw["head_dim"]
+    raw = _small_variant(model_type)
     config = ModelConfig.from_hf(raw)
     model = _eager_model(raw)
     P = 9
