@@ -51,3 +51,93 @@ def test_fuzzed_inputs_never_show_nan_or_crash(name):
 def test_unknown_select_option():
     result = json.loads(calculators.compute_json("matmul_cost", json.dumps({"dtype": "fp12"})))
     assert result == {"ok": False, "field": "dtype", "message": "Data type: choose one of fp32, bf16, fp16, fp8"}
+
+
+# -----------------------------------------------------------------------------
+# Whisper pasted: every calculator that takes a config answers at the decoder's 448 positions, and says so
+
+def _whisper_text():
+    from chapter2.models import FAMILY_CONFIG_DIR
+
+    return (FAMILY_CONFIG_DIR / "whisper-large-v3.json").read_text()
+
+
+# whisper-large-v3 by hand (its config.json: d_model 1,280, 32 decoder layers of 20 heads of 64, 1,500 encoder
+# positions, max_target_positions 448): self-attention K and V per token 2 x 32 x 20 x 64 x 2 bytes (BF16/FP16);
+# the cross-attention cache 32 layers x 1,500 positions x 2 x 1,280 x 2 bytes, fixed.
+WHISPER_KV_PER_TOKEN, WHISPER_CROSS = 2 * 32 * 20 * 64 * 2, 32 * 1500 * 2 * 1280 * 2
+
+
+def test_fit_context_caps_only_a_hard_limit_and_says_so():
+    from chapter2.calculators._models import fit_context
+    from chapter2.models import ModelConfig, load_config
+
+    whisper = ModelConfig.from_text(_whisper_text())
+    assert fit_context(whisper, 448) == (448, "") and fit_context(whisper, 1) == (1, "")
+    used, note = fit_context(whisper, 32_768)
+    assert used == 448
+    assert note == ("Context capped at 448 tokens, not the 32,768 asked: Whisper's decoder holds at most 448 "
+                    "(max_target_positions, one learned position per token)")
+    assert fit_context(whisper, 449, "Prompt")[1].startswith("Prompt capped at 448 tokens, not the 449 asked")
+    llama = load_config("Llama-3.1-8B")  # RoPE: past max_position_embeddings (131,072) is not refused nor capped
+    assert llama.context_limit is None and fit_context(llama, 10**6) == (10**6, "")
+
+
+def test_a_pasted_whisper_config_gives_numbers_at_the_default_contexts():
+    from chapter2.format import nbytes
+
+    text = _whisper_text()
+    kv = calculators.compute("kv_cache", {"config_json": text})  # default context: 32,768 tokens
+    assert kv["total"] == f"{nbytes(WHISPER_KV_PER_TOKEN * 448 + WHISPER_CROSS)} (448 tokens x 1 sequence)"
+    assert kv["note"].startswith("Context capped at 448 tokens, not the 32,768 asked: Whisper's decoder")
+    chart = kv["chart"]
+    assert max(max(s["x"]) for s in chart["series"]) == 448  # drawn across the contexts the model holds, no further
+    assert chart["points"][0]["y"] == pytest.approx((WHISPER_KV_PER_TOKEN * 448 + WHISPER_CROSS) / 1e9, rel=1e-5)  # charts keep 6 digits
+    assert chart["summary"].endswith("no context the model holds (up to 448 tokens).")  # 319 MB < 3.09 GB of weights
+
+    roof = calculators.compute("roofline", {"config_json": text})  # defaults: a 4,096-token prompt and context
+    at_limit = calculators.compute("roofline", {"config_json": text, "prompt": "448", "context": "448"})
+    for key in roof:  # the same numbers as asking for 448 tokens, plus the sentence that says why
+        if key in ("prefill", "decode"):
+            assert roof[key].startswith(at_limit[key] + "; ") and "capped at 448 tokens" in roof[key], key
+        else:
+            assert roof[key] == at_limit[key], key
+    assert roof["prefill"].endswith("Prompt capped at 448 tokens, not the 4,096 asked: Whisper's decoder holds at "
+                                    "most 448 (max_target_positions, one learned position per token)")
+    assert [label for label, _ in roof["intensity"]][1:3] == ["Prefill, 448 tokens", "Decode, batch 1, 448-token context"]
+    assert f"KV cache {nbytes(WHISPER_KV_PER_TOKEN * 448 + WHISPER_CROSS)}" in roof["parts"]
+
+    batching = calculators.compute("decode_batching", {"config_json": text})
+    assert "Context capped at 448 tokens, not the 4,096 asked" in batching["intensity"]
+    assert f"+ {nbytes(WHISPER_KV_PER_TOKEN * 448 + WHISPER_CROSS)} of KV cache +" in batching["bytes"]
+    assert "whole step at 448 tokens of context" in batching["critical"]
+    # a decoder-only model at the same inputs keeps its context: no cap, no sentence
+    llama = calculators.compute("decode_batching", {"context": "200000"})
+    assert "capped" not in llama["intensity"] and "200,000 tokens of context" in llama["critical"]
+
+
+def test_the_block_diagram_draws_whisper_s_encoder_feeding_cross_attention():
+    data = calculators.compute("model_diagram", {"config_json": _whisper_text()})["diagram"]
+    labels = [b["label"] for b in data["boxes"]]
+    assert labels == ["Audio in", "Conv stem + positions", "Norm", "Encoder self-attention", "Norm",
+                      "Feed-forward (MLP)", "Encoder output", "Decoder: token embedding", "Norm",
+                      "Self-attention (causal)", "Norm", "Cross-attention", "Norm", "Feed-forward (MLP)",
+                      "Final norm", "LM head"]
+    assert [(r["start"], r["end"], r["label"]) for r in data["repeat"]] == [
+        (2, 6, "× 32 encoder layers"), (8, 14, "× 32 decoder layers")]
+    box = dict(zip(labels, data["boxes"], strict=True))
+    # 3,000 mel frames (10 ms hop over 30 s) of 128 bins; the stride-2 conv halves them to 1,500 positions
+    assert "3,000 frames of 128 mel bins" in box["Audio in"]["detail"]
+    assert "1,500 positions of 1,280 numbers" in box["Conv stem + positions"]["detail"]
+    assert "20 heads of 64" in box["Encoder self-attention"]["detail"]
+    assert "cross-attention reads them" in box["Encoder output"]["detail"]
+    assert "encoder's 1,500 positions" in box["Cross-attention"]["detail"]
+    # per decoder layer in BF16: K and V of 20 heads of 64 per token; K and V of 1,500 positions x 1,280 numbers
+    assert box["Self-attention (causal)"]["side"].startswith(f"KV cache: {2 * 20 * 64 * 2 / 1e3:.2f} kB per token")
+    assert box["Cross-attention"]["side"].startswith(f"cross-attention cache: {1500 * 2 * 1280 * 2 / 1e6:.2f} MB")
+    assert [b["detail"] for b in data["boxes"] if b["label"] == "Feed-forward (MLP)"] == [
+        "1,280 → 5,120 → 1,280, every position", "1,280 → 5,120 → 1,280, every token"]
+    html = json.loads(calculators.compute_json("model_diagram", json.dumps({"config_json": _whisper_text()})))
+    svg = html["outputs"]["diagram"]
+    assert svg.count('stroke-dasharray="6 3"') == 2  # two dashed frames: the encoder's block and the decoder's
+    assert "× 32 encoder layers" in svg and "× 32 decoder layers" in svg

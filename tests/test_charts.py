@@ -381,18 +381,18 @@ def test_the_block_diagram_shows_the_chosen_config_s_sizes():
     # Llama 3.1 8B's published config.json: 32 layers, 32 query heads and 8 K/V heads of 128, MLP 4,096 -> 14,336,
     # a vocabulary of 128,256; its KV cache per token and layer in BF16: 2 (K, V) x 8 x 128 x 2 bytes = 4,096 B
     data = _chart("model_diagram", "diagram")
-    assert data["repeat"]["label"] == "× 32 layers"
+    assert [r["label"] for r in data["repeat"]] == ["× 32 layers"]
     labels = [b["label"] for b in data["boxes"]]
     assert labels == ["Token embedding", "Norm", "Attention", "Norm", "Feed-forward (MLP)", "Final norm", "LM head"]
     text = " ".join(b["detail"] + " " + b["side"] for b in data["boxes"])
     for shown in ("Q: 32 heads of 128", "K, V: 8 heads, each shared by 4 query heads", "4,096 → 14,336 → 4,096",
                   "128,256 rows of 4,096", "4.1 kB per token (BF16)"):
         assert shown in text, shown
-    assert (data["repeat"]["start"], data["repeat"]["end"]) == (1, 5)  # norm, attention, norm, FFN repeat
+    assert (data["repeat"][0]["start"], data["repeat"][0]["end"]) == (1, 5)  # norm, attention, norm, FFN repeat
     # DeepSeek-V3: 61 layers, 256 routed experts with 8 per token (3 dense layers first), MLA with a 512 latent
     v3 = _chart("model_diagram", "diagram", {"model": "DeepSeek-V3"})
     text = " ".join(b["detail"] for b in v3["boxes"])
-    assert v3["repeat"]["label"] == "× 61 layers" and v3["boxes"][4]["label"] == "Mixture of experts"
+    assert v3["repeat"][0]["label"] == "× 61 layers" and v3["boxes"][4]["label"] == "Mixture of experts"
     assert "picks 8 of 256 experts" in text and "3 of 61 layers have a dense MLP" in text and "512-number latent" in text
     html = _html("model_diagram", "diagram", {"model": "DeepSeek-V3"})
     svg = _parse(html).find(f"{SVG}svg")
@@ -400,3 +400,5 @@ def test_the_block_diagram_shows_the_chosen_config_s_sizes():
     assert max(float(r.get("x")) + float(r.get("width")) for r in svg.iter(f"{SVG}rect")) <= charts.W
     with pytest.raises(TypeError):
         charts.diagram([("a", "", 0)], repeat=(0, 2, "x 2"))
+    with pytest.raises(TypeError, match="overlaps"):  # blocks in order and apart
+        charts.diagram([("a", "", 0), ("b", "", 0), ("c", "", 0)], repeat=[(0, 2, "x 2"), (1, 3, "x 3")])

@@ -760,7 +760,8 @@ def test_whisper_config_is_checked_and_shown_in_the_calculator():
     assert out["model_info"].startswith("pasted config.json: Whisper (WhisperForConditionalGeneration), 1.54B")
     assert out["params"].startswith("1,543,490,560 total")
     assert "audio encoder 637M (0 active)" in out["parts"]
-    assert out["layers"].startswith("at 448 tokens, the most its decoder holds")
+    assert out["layers"].startswith("Context capped at 448 tokens, not the 131,072 asked: Whisper's decoder holds "
+                                    "at most 448 (max_target_positions")
     assert out["layers"].endswith(f"total {nbytes(163_840 * 448 + 245_760_000)}")
     assert "once per 30 s of audio" in out["when"] and "2.27 TFLOPs" in out["when"]
 

@@ -817,7 +817,9 @@ def diagram(boxes, *, repeat=None, summary: str = "") -> dict:
     boxes: [(label, detail, colour)] or [(label, detail, colour, side)]: a bold label, a detail wrapped to
     the box's width, a palette index (-1: INK); `side` is a note in a box of its own to the right, joined
     by a dashed line (where the KV cache sits beside attention). repeat: (start, end, label): boxes
-    [start, end) are one block that runs `label` times ("× 32 layers"), drawn inside a dashed frame.
+    [start, end) are one block that runs `label` times ("× 32 layers"), drawn inside a dashed frame; or a
+    list of such blocks, in order and apart (an encoder-decoder: the encoder's block, then the decoder's).
+    The data holds them as a list (`data["repeat"]`, empty when nothing repeats).
     """
     rows = []
     for b in as_list("boxes", boxes, what="a list of (label, detail, colour[, side])"):
@@ -826,10 +828,9 @@ def diagram(boxes, *, repeat=None, summary: str = "") -> dict:
             raise TypeError(f"boxes: each box is (label, detail, colour[, side]), got {b!r}")
         label, detail, colour, side = (*b, "") if len(b) == 3 else b
         rows.append({"label": str(label), "detail": str(detail), "color": int(colour), "side": str(side)})
-    data = {"boxes": rows, "repeat": None, "summary": str(summary)}
-    if repeat is not None:
-        start, end, label = repeat
-        data["repeat"] = {"start": int(start), "end": int(end), "label": str(label)}
+    blocks = [] if repeat is None else [repeat] if len(repeat) == 3 and isinstance(repeat[2], str) else repeat
+    data = {"boxes": rows, "summary": str(summary),
+            "repeat": [{"start": int(start), "end": int(end), "label": str(label)} for start, end, label in blocks]}
     _check_diagram(data)
     return data
 
@@ -837,9 +838,12 @@ def diagram(boxes, *, repeat=None, summary: str = "") -> dict:
 def _check_diagram(data) -> None:
     if not isinstance(data, dict) or set(data) != DIAGRAM_KEYS or not data["boxes"]:
         raise TypeError(f"data must be a diagram built with chapter2.charts.diagram(), got {type(data).__name__}")
-    r = data["repeat"]
-    if r is not None and not 0 <= r["start"] < r["end"] <= len(data["boxes"]):
-        raise TypeError(f"diagram repeat {r['label']!r} is outside the {len(data['boxes'])} boxes")
+    before = 0
+    for r in data["repeat"]:
+        if not before <= r["start"] < r["end"] <= len(data["boxes"]):
+            raise TypeError(f"diagram repeat {r['label']!r} is outside the {len(data['boxes'])} boxes or overlaps "
+                            f"the block before it")
+        before = r["end"]
 
 
 def _wrap(text: str, chars: int) -> list[str]:
@@ -857,13 +861,14 @@ def _wrap(text: str, chars: int) -> list[str]:
 def describe_diagram(data: dict) -> str:
     """The text alternative: every box top to bottom, with its detail and side note, and the repeated block."""
     _check_diagram(data)
-    parts, r = [], data["repeat"]
+    parts = []
+    starts, ends = {r["start"]: r for r in data["repeat"]}, {r["end"] - 1 for r in data["repeat"]}
     for i, b in enumerate(data["boxes"]):
-        if r and i == r["start"]:
-            parts.append(f"Then, {r['label']}:")
+        if i in starts:
+            parts.append(f"Then, {starts[i]['label']}:")
         text = b["label"] + (f" ({b['detail']})" if b["detail"] else "")
         parts.append(text + (f"; beside it: {b['side']}" if b["side"] else "") + ".")
-        if r and i == r["end"] - 1:
+        if i in ends:
             parts.append("End of the repeated block.")
     if data["summary"]:
         parts.append(data["summary"])
@@ -882,9 +887,9 @@ def _render_diagram(data: dict, *, uid: str, title: str) -> str:
     side_chars = int((sx1 - sx0 - 8) / char)
     y, gap = 10, 16
     shapes, text, spans = [], [], []
+    starts, ends = {r["start"] for r in data["repeat"]}, {r["end"] - 1 for r in data["repeat"]}
     for i, b in enumerate(data["boxes"]):
-        r = data["repeat"]
-        if r and i == r["start"]:
+        if i in starts:
             y += 8  # the frame's top margin
         lines = [b["label"]] + _wrap(b["detail"], inner)
         h = 10 + BOX_LINE * len(lines)
@@ -906,7 +911,7 @@ def _render_diagram(data: dict, *, uid: str, title: str) -> str:
         spans.append((y, y + height))
         box_bottom = y + h
         y += height
-        if r and i == r["end"] - 1:
+        if i in ends:
             y += 8
         if i < len(data["boxes"]) - 1:  # an arrow down to the next box
             mid = (x0 + x1) / 2
@@ -914,8 +919,7 @@ def _render_diagram(data: dict, *, uid: str, title: str) -> str:
                           f'<path d="M{mid - 4:.1f} {y + gap - 7}L{mid:.1f} {y + gap - 1}L{mid + 4:.1f} {y + gap - 7}Z" '
                           f'fill="currentColor"/>')
             y += gap
-    r = data["repeat"]
-    if r:
+    for r in data["repeat"]:
         top, bottom = spans[r["start"]][0] - 6, spans[r["end"] - 1][1] + 6
         right = W - 2 if has_side else x1 + 4
         shapes.append(f'<rect x="{x0 - 8}" y="{top}" width="{right - x0 + 8}" height="{bottom - top}" rx="6" '

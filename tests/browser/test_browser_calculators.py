@@ -169,6 +169,16 @@ def test_fuzzed_input_shows_a_message_and_recovers(watched, site_dir):
         watched.assert_clean()
 
 
+def _assert_shows(calc, want, what):
+    """The calculator shows CPython's answer `want` (charts compared by digest), and no inline message."""
+    shown, expected = _normalise(_outputs(calc)), _normalise(want["outputs"])
+    for key, value in expected.items():  # compute_json sends charts drawn: compare their digests
+        if isinstance(value, str) and value.startswith("<figure"):
+            expected[key] = re.search(r'data-digest="([0-9a-f]+)"', value).group(1)
+    assert shown == expected, what
+    assert calc.locator("[data-calc-message]").is_hidden(), what
+
+
 def test_a_pasted_config_json_is_read_in_the_browser(watched, site_dir):
     """A reader's own config.json pasted into the text area: the worker reads it as CPython does (family, counts,
     KV per layer kind, defaulted fields); an unsupported class shows the inline message; clearing the text area
@@ -188,15 +198,38 @@ def test_a_pasted_config_json_is_read_in_the_browser(watched, site_dir):
             want = json.loads(calculators.compute_json(name, json.dumps(_raw(calc))))
             assert want["ok"] is ok, (name, text[:40])
             if ok:
-                shown, expected = _normalise(_outputs(calc)), _normalise(want["outputs"])
-                for key, value in expected.items():  # compute_json sends charts drawn: compare their digests
-                    if isinstance(value, str) and value.startswith("<figure"):
-                        expected[key] = re.search(r'data-digest="([0-9a-f]+)"', value).group(1)
-                assert shown == expected, f"{name}: pasted {text[:40]!r}"
-                assert calc.locator("[data-calc-message]").is_hidden()
+                _assert_shows(calc, want, f"{name}: pasted {text[:40]!r}")
                 if text:
                     assert "SmolLM3" in want["outputs"]["model_info"]
             else:
                 assert calc.locator("[data-calc-message]").inner_text() == want["message"]
                 assert "'FalconForCausalLM'" in want["message"] and "not supported" in want["message"]
         watched.assert_clean()
+
+
+def test_a_pasted_whisper_config_gives_numbers_in_every_calculator_that_takes_a_config(watched, site_dir):
+    """whisper-large-v3's shipped config.json pasted into each calculator that reads one, at its default contexts
+    (32,768 or 4,096 tokens, past the decoder's 448 positions): each shows numbers, as CPython does, no inline
+    message, and says where it capped the context; the block diagram draws the encoder's block and the decoder's."""
+    from chapter2.models import FAMILY_CONFIG_DIR
+
+    pages = _pages(site_dir)
+    pasted = (FAMILY_CONFIG_DIR / "whisper-large-v3.json").read_text()
+    said = {"kv_cache": "note", "roofline": "decode", "decode_batching": "intensity", "model_config": "layers"}
+    for name in (*said, "model_diagram"):
+        page = watched.goto(pages[name])
+        calc = page.locator(f'[data-calculator="{name}"]')
+        field = next(f for f in calculators.get(name).fields if f.name == "config_json")
+        before = int(calc.get_attribute("data-computed") or 0)
+        _set(calc, field, pasted)
+        _wait_computed(page, name, before)
+        want = json.loads(calculators.compute_json(name, json.dumps(_raw(calc))))
+        assert want["ok"] is True, (name, want)
+        _assert_shows(calc, want, f"{name}: pasted whisper-large-v3")
+        if name in said:
+            assert "capped at 448 tokens" in _outputs(calc)[said[name]], name
+            assert "Whisper (WhisperForConditionalGeneration)" in calc.inner_text(), name
+        else:
+            svg = calc.locator("[data-output=diagram] svg")
+            assert "× 32 encoder layers" in svg.text_content() and "× 32 decoder layers" in svg.text_content()
+    watched.assert_clean()

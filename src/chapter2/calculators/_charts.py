@@ -76,7 +76,7 @@ def kv_cache_chart(config, context, batch, dtype, weights_bytes) -> dict:
     and a straight line should look straight. One H100's memory is drawn across (MEMORY_GPU), the
     budget the weights and the cache share.
     """
-    hi = max(2**17, 2 ** math.ceil(math.log2(context)) * 2)
+    hi = config.context_limit or max(2**17, 2 ** math.ceil(math.log2(context)) * 2)  # Whisper: its 448 positions
     xs = sorted({round(hi * i / 64) for i in range(65)} | {context})
     kv = [config.kv_cache_bytes(x, batch, dtype) / 1e9 if x else 0.0 for x in xs]
     w = weights_bytes / 1e9
@@ -94,9 +94,10 @@ def kv_cache_chart(config, context, batch, dtype, weights_bytes) -> dict:
 
 def _crossing(config, batch, dtype, weights_bytes) -> str:
     """The shortest context at which the batch's KV cache reaches the weights, as words (bisection)."""
-    lo, hi = 1, 10**8
+    limit = config.context_limit  # Whisper: 448 decoder positions
+    lo, hi = 1, limit or 10**8
     if config.kv_cache_bytes(hi, batch, dtype) < weights_bytes:
-        return "no context up to 100M tokens"
+        return f"no context the model holds (up to {limit:,} tokens)" if limit else "no context up to 100M tokens"
     while lo < hi:
         mid = (lo + hi) // 2
         lo, hi = (mid + 1, hi) if config.kv_cache_bytes(mid, batch, dtype) < weights_bytes else (lo, mid)

@@ -45,6 +45,21 @@ def pick_model(model: str, config_json: str, options=MODEL_OPTIONS) -> ModelConf
     return load_config(model)
 
 
+def fit_context(c: ModelConfig, tokens: int, what: str = "Context") -> tuple[int, str]:
+    """`tokens` capped at the model's `context_limit`, and the sentence that says so ("" when they fit).
+
+    Whisper's decoder has one learned position per token (`max_target_positions`, 448): a longer
+    context or prompt cannot exist. A calculator whose default asks for more (32,768 tokens in the
+    KV cache calculator) computes at the limit and says so beside its numbers, rather than refusing
+    a pasted config. A decoder-only model has no such limit (`context_limit` is None).
+    """
+    limit = c.context_limit
+    if limit is None or tokens <= limit:
+        return tokens, ""
+    return limit, (f"{what} capped at {limit:,} tokens, not the {tokens:,} asked: {c.family_label or c.name}'s "
+                   f"decoder holds at most {limit:,} (max_target_positions, one learned position per token)")
+
+
 def billions(count: int) -> str:
     return f"{number(count / 1e9, 3)}B"
 

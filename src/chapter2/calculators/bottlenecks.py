@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import hardware, models, roofline
 from ..format import duration, nbytes, number, plain, si, sig
 from . import _charts
-from ._models import model_fields, model_summary, pick_model
+from ._models import fit_context, model_fields, model_summary, pick_model
 from ._registry import Field, Output, calculator
 
 GPU_OPTIONS = tuple((key, gpu.name) for key, gpu in hardware.GPUS.items()) + (
@@ -76,10 +76,11 @@ def _same(choice):
 
 
 def _crossover_line(model, gpu, dtype, logits, weight_dtype=None, kv_dtype=None) -> str:
+    limit = model.context_limit  # Whisper: a prompt of at most 448 tokens
     tokens = roofline.prefill_critical_tokens(model, gpu=gpu, dtype=dtype, logits=logits, weight_dtype=weight_dtype,
-                                              kv_dtype=kv_dtype)
+                                              kv_dtype=kv_dtype, **({"max_tokens": limit} if limit else {}))
     if tokens is None:
-        return "never, at any prompt length"
+        return f"never, at any prompt the model holds (up to {limit:,} tokens)" if limit else "never, at any prompt length"
     return f"a prompt of {tokens:,} tokens or more (tokens processed together, across the prompts of a batch)"
 
 
@@ -151,6 +152,8 @@ def ops_per_byte_calc(gpu, custom_tflops, custom_tb_s, dtype):
 def roofline_calc(model, config_json, gpu, custom_tflops, custom_tb_s, dtype, weight_dtype, kv_dtype, n_gpus, parallel,
                   prompt, logits, context, batch, head_dim):
     config = pick_model(model, config_json, MODEL_OPTIONS)
+    prompt, prompt_capped = fit_context(config, prompt, "Prompt")
+    context, context_capped = fit_context(config, context)
     g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
     formats = dict(gpu=g, dtype=dtype, weight_dtype=_same(weight_dtype), kv_dtype=_same(kv_dtype))
     pre = roofline.prefill(config, prompt, n_gpus=n_gpus, parallel=parallel, logits=logits, **formats)
@@ -172,10 +175,10 @@ def roofline_calc(model, config_json, gpu, custom_tflops, custom_tb_s, dtype, we
             ("Standard attention", att.intensity),
             ("FlashAttention", flash.intensity),
         ]),
-        "prefill": _phase_line(pre),
+        "prefill": _phase_line(pre) + (f"; {prompt_capped}" if prompt_capped else ""),
         "ttft": duration(pre.time),
         "crossover": _crossover_line(config, g, dtype, logits, _same(weight_dtype), _same(kv_dtype)),
-        "decode": _phase_line(dec),
+        "decode": _phase_line(dec) + (f"; {context_capped}" if context_capped else ""),
         "parts": _decode_parts_line(dec),
         "tpot": (f"{duration(dec.time)} per step → {plain(1 / dec.time)} tokens/s per sequence, "
                  f"{plain(dec.tokens_per_s)} tokens/s for the batch"),
@@ -216,6 +219,7 @@ def roofline_calc(model, config_json, gpu, custom_tflops, custom_tb_s, dtype, we
 )
 def decode_batching_calc(batch, model, config_json, context, gpu, custom_tflops, custom_tb_s, dtype):
     config = pick_model(model, config_json, MODEL_OPTIONS)
+    context, capped = fit_context(config, context)
     g = pick_gpu(gpu, custom_tflops, custom_tb_s, dtype)
     dec = roofline.decode(config, context, batch=batch, gpu=g, dtype=dtype)
     return {
@@ -223,7 +227,7 @@ def decode_batching_calc(batch, model, config_json, context, gpu, custom_tflops,
                       ["Weight matmuls only", dec.weights_intensity],
                       [f"{g.key} ops:byte", dec.ridge]]),
         "chart": _charts.decode_batching_chart(config, context, g, dtype, batch),
-        "intensity": f"{plain(dec.intensity)} ops/byte → {dec.bound} bound",
+        "intensity": f"{plain(dec.intensity)} ops/byte → {dec.bound} bound" + (f"; {capped}" if capped else ""),
         "parts": (f"weight matmuls {plain(dec.weights_intensity)} ops/byte, "
                   f"attention over the KV cache {plain(dec.attention_intensity)} ops/byte"),
         "bytes": (f"{nbytes(dec.weight_bytes)} of weights + {nbytes(dec.kv_bytes)} of KV cache + "

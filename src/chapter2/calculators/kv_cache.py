@@ -17,7 +17,7 @@ from __future__ import annotations
 from .._checks import dtype_bytes
 from ..format import nbytes, number
 from . import _charts
-from ._models import billions, defaulted, kv_breakdown, model_fields, model_summary, pick_model
+from ._models import billions, defaulted, fit_context, kv_breakdown, model_fields, model_summary, pick_model
 from ._registry import Field, Output, calculator
 
 DTYPES = (("bf16", "BF16 / FP16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("fp32", "FP32 (4 bytes)"), ("fp4", "FP4 (0.5 byte)"))
@@ -59,10 +59,11 @@ def per_token_formula(c, dtype_bytes: float) -> str:
 def kv_cache_calc(model, config_json, context, batch, dtype, weights_dtype):
     """Defaults: Llama-3.1-8B, one 32k-token sequence, BF16."""
     c = pick_model(model, config_json)
+    context, capped = fit_context(c, context)
     per_token = c.kv_cache_bytes_per_token(dtype)
     kv = c.kv_cache_bytes(context, batch, dtype)
     weights = c.weights_bytes(weights_dtype)
-    notes = []
+    notes = [capped] if capped else []
     if c.sliding_window and context > c.sliding_window:
         notes.append(f"sliding window: {len(c.sliding_window_layers)} of {c.num_hidden_layers} layers keep only "
                      f"the last {c.sliding_window:,} tokens")

@@ -11,7 +11,7 @@ the reader's browser; nothing is fetched.
 from __future__ import annotations
 
 from ..format import nbytes, number, si
-from ._models import KIND_NAMES, billions, count, defaulted, kv_breakdown, model_fields, model_summary, pick_model
+from ._models import KIND_NAMES, billions, count, defaulted, fit_context, kv_breakdown, model_fields, model_summary, pick_model
 from ._registry import Field, Output, calculator
 
 
@@ -83,11 +83,8 @@ def runs_when(c, context: int) -> str:
 def model_config_calc(model, config_json, context):
     """Default: gpt-oss-120b, at 131,072 tokens of context."""
     c = pick_model(model, config_json)
-    asked = context
-    if c.is_encoder_decoder:  # Whisper's decoder holds at most max_target_positions (448) tokens
-        context = min(context, c.max_position_embeddings)
-    at = "" if context == asked else (f"at {context:,} tokens, the most its decoder holds (max_target_positions; "
-                                      f"asked {asked:,}): ")
+    context, capped = fit_context(c, context)
+    at = f"{capped}: " if capped else ""
     p = c.params()
     parts = c.param_breakdown()
     tied = "; embedding tied to the LM head (counted once)" if c.tie_word_embeddings else ""

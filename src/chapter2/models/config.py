@@ -852,10 +852,17 @@ class ModelConfig:
         """An encoder-decoder (Whisper): the fields above `encoder_layers` describe its decoder."""
         return self.encoder_layers > 0
 
+    @property
+    def context_limit(self) -> int | None:
+        """The most tokens the model can hold at all: an encoder-decoder's decoder has one learned position per
+        token (Whisper: `max_target_positions`, 448), so no more fit. None for a decoder-only model, whose RoPE
+        runs past `max_position_embeddings` (the context it was trained for, not a hard limit)."""
+        return self.max_position_embeddings if self.is_encoder_decoder else None
+
     def _decoder_context(self, context) -> int:
-        """`context` checked: a whole number >= 1, and for an encoder-decoder at most its decoder's learned positions."""
+        """`context` checked: a whole number >= 1, and at most `context_limit` (an encoder-decoder)."""
         context = positive_int("context", context)
-        if self.is_encoder_decoder and context > self.max_position_embeddings:
+        if self.context_limit is not None and context > self.context_limit:
             raise ValueError(f"context must be at most max_target_positions ({self.max_position_embeddings}) for "
                              f"{self.family_label or self.name}: its decoder has that many learned positions, "
                              f"got {context}")
