@@ -22,7 +22,8 @@ FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.
                   "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Hunyuan-MT-7B", "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407",
                   "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K", "OLMo-2-1124-7B",
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
-                  "Qwen1.5-MoE-A2.7B", "Qwen2.5-VL-7B-Instruct", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
+                  "Qwen1.5-MoE-A2.7B", "Qwen2.5-VL-7B-Instruct", "Qwen3-Next-80B-A3B-Instruct",
+                  "Qwen3-VL-30B-A3B-Instruct", "Qwen3-VL-4B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
                   "Seed-OSS-36B-Instruct", "SmolLM3-3B", "c4ai-command-r-v01", "dots.llm1.inst", "gemma-2-9b", "gemma-7b",
                   "granite-3.0-1b-a400m-base", "granite-3.0-8b-base", "granite-4.0-h-tiny", "whisper-large-v3"]
 
@@ -806,3 +807,55 @@ def test_wrappers_report_their_vision_tower_in_the_calculators():
                              "vision_config": {**_raw("Qwen2.5-VL-7B-Instruct")["vision_config"], "depth": "32"}})
     with pytest.raises(TypeError, match=r"config\['vision_config'\] must be a JSON object"):
         ModelConfig.from_hf({**_raw("gemma-3-27b-it"), "vision_config": [1]})
+
+
+def _qwen3_vl_tower(d, ff, depth, deepstack, out, patch=16, positions=2304):
+    """A Qwen3-VL vision tower written out: the 3-D patch conv with a bias, learned positions, `depth` blocks of two
+    LayerNorms, fused qkv and proj and a two-layer MLP (all biased), then the merger and one merger per DeepStack
+    level, each a LayerNorm and two biased layers mapping 4 neighbouring patches (4 d) to the language model's width."""
+    merged = 4 * d
+    blocks = depth * (2 * 2 * d + 3 * d * d + 3 * d + d * d + d + 2 * d * ff + ff + d)
+    merger = merged * merged + merged + merged * out + out
+    return (3 * 2 * patch * patch * d + d + positions * d + blocks + (2 * d + merger)
+            + deepstack * (2 * merged + merger))
+
+
+def test_qwen3_vl_4b_and_30b_a3b_by_hand():
+    """Qwen3-VL: a Qwen3 language model (q/k norms of one head's width) inside its wrapper, whose outer
+    tie_word_embeddings ties the head; the vision tower with its DeepStack mergers counted beside it."""
+    q = load_config("Qwen3-VL-4B-Instruct")
+    h, v, layers, ff, nq, nkv, d = 2560, 151_936, 36, 9728, 32, 8, 128
+    layer = h * nq * d + 2 * h * nkv * d + nq * d * h + 2 * d + 3 * h * ff + 2 * h
+    lm = v * h + layers * layer + h  # tied: one table
+    assert q.params().total == q.params().active == lm and q.params().lm_head == 0
+    assert q.vision_params == _qwen3_vl_tower(1024, 4096, 24, 3, h)
+    # 4.44B in the model's listings (e.g. https://mixpeek.com/model/Qwen/Qwen3-VL-4B-Instruct: "4.44B parameters")
+    assert round((lm + q.vision_params) / 1e7) == 444
+    for context in (1, 32_768):
+        assert q.kv_cache_bytes(context, 1, "bf16") == layers * 2 * nkv * d * 2 * context
+
+    m = load_config("Qwen3-VL-30B-A3B-Instruct")
+    h, layers, nq, nkv, e, k, moe_ff = 2048, 48, 32, 4, 128, 8, 768
+    attention = h * nq * d + 2 * h * nkv * d + nq * d * h + 2 * d
+    expert = 3 * h * moe_ff
+    total = 2 * v * h + h + layers * (attention + e * h + e * expert + 2 * h)  # router: e x h per layer
+    assert m.params().total == total
+    assert m.params().active == total - layers * (e - k) * expert
+    assert m.vision_params == _qwen3_vl_tower(1152, 4304, 27, 3, h)
+    # 31.07B in the model's listings (https://free2aitools.com/model/qwen/qwen3-vl-30b-a3b-instruct: 31.07;
+    # 31.1B elsewhere), 3B active by its name (3.35B with both embedding tables)
+    assert round((total + m.vision_params) / 1e7) == 3107 and round(m.params().active / 1e9) == 3
+    for context in (1, 32_768):
+        assert m.kv_cache_bytes(context, 1, "bf16") == layers * 2 * nkv * d * 2 * context
+
+
+def test_a_pasted_qwen3_vl_config_gives_numbers_in_the_calculators():
+    from chapter2 import calculators
+
+    text = (FAMILY_CONFIG_DIR / "Qwen3-VL-30B-A3B-Instruct.json").read_text()
+    m = load_config("Qwen3-VL-30B-A3B-Instruct")
+    out = calculators.compute("model_config", {"config_json": text})
+    assert f"the vision tower and projector: {m.vision_params:,}" in out["params"]
+    assert "the vision tower and its projector add 0.539B" in out["model_info"] and "31.1B in all" in out["model_info"]
+    kv = calculators.compute("kv_cache", {"config_json": text, "context": "32768"})
+    assert kv["total"].startswith(f"{48 * 2 * 4 * 128 * 2 * 32_768 / 1e9:.3g} GB")

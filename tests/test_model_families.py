@@ -40,7 +40,8 @@ NOT_TRANSFORMERS_FIELDS = {
 CACHE_TYPE = {"mamba2": "linear_attention", "gated_deltanet": "linear_attention", "none": "dummy"}
 WRAPPER_MODEL_TYPE = {"Gemma3ForConditionalGeneration": "gemma3", "Llama4ForConditionalGeneration": "llama4",
                       "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
-                      "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl"}
+                      "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl", "Qwen3VLForConditionalGeneration": "qwen3_vl",
+                      "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe"}
 TOWERS = ("vision", "visual", "multi_modal_projector")  # parameter names of a wrapper's vision tower
 
 
@@ -64,17 +65,21 @@ def _whisper_counts(hf):
     return total, total - encoder - cross_kv, encoder, len(model.model.decoder.layers)
 
 
+def _auto(raw: dict):
+    """The transformers Auto class of a config.json dict: a multimodal wrapper is an image-text-to-text model."""
+    arch = (raw.get("architectures") or [""])[0]
+    return transformers.AutoModelForImageTextToText if arch.endswith("ConditionalGeneration") else \
+        transformers.AutoModelForCausalLM
+
+
 def _hf_counts(raw: dict):
     """(total, active, layer windows, per-layer cached numbers) of the transformers model of `raw`."""
     hf = _hf_config(raw)
     if hf.model_type == "whisper":  # every decoder layer attends to its whole context (and to the encoder)
         total, active, _, layers = _whisper_counts(hf)
         return total, active, ["full_attention"] * layers, [None] * layers, 0
-    arch = (raw.get("architectures") or [""])[0]
-    auto = transformers.AutoModelForImageTextToText if arch.endswith("ConditionalGeneration") else \
-        transformers.AutoModelForCausalLM
     with torch.device("meta"):
-        model = auto.from_config(hf)
+        model = _auto(raw).from_config(hf)
     params = [(n, p) for n, p in model.named_parameters() if not any(t in n for t in TOWERS)]
     tower = sum(p.numel() for n, p in model.named_parameters() if any(t in n for t in TOWERS))
     total = sum(p.numel() for _, p in params)
@@ -190,6 +195,7 @@ def test_a_field_without_a_transformers_default_is_named():
 
 TINY = dict(vocab_size=97, hidden_size=48, intermediate_size=40, num_hidden_layers=6, num_attention_heads=6,
             num_key_value_heads=2, head_dim=10, pad_token_id=0, bos_token_id=1, eos_token_id=1)
+MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 2, 2], "mrope_interleaved": True}
 MLA = dict(num_key_value_heads=6, kv_lora_rank=16, qk_rope_head_dim=4, qk_nope_head_dim=8, v_head_dim=6)
 VARIANTS = {
     "llama": dict(attention_bias=True, mlp_bias=True, tie_word_embeddings=True),
@@ -233,6 +239,10 @@ VARIANTS = {
     "seed_oss": dict(attention_bias=True, attention_out_bias=True, mlp_bias=True),
     "apertus": dict(attention_bias=True),
     "minimax_m2": dict(num_local_experts=5, num_experts_per_tok=2),
+    # multimodal wrappers: the language model's text_config (the wrapper and its small vision tower: WRAPPED)
+    "qwen3_vl_text": dict(attention_bias=True, rope_parameters=MROPE),
+    "qwen3_vl_moe_text": dict(num_experts=5, num_experts_per_tok=2, moe_intermediate_size=16, mlp_only_layers=[1],
+                              attention_bias=True, rope_parameters=MROPE),
     # hybrids: the real per-layer shapes of a Mamba-2 or DeltaNet layer, made small
     "nemotron_h": dict(hybrid_override_pattern="ME*-ME", mamba_num_heads=4, mamba_head_dim=6, ssm_state_size=5,
                        n_groups=2, conv_kernel=4, chunk_size=4, n_routed_experts=4, num_experts_per_tok=2,
@@ -276,6 +286,14 @@ def _measured_cache_bytes(model, context: int) -> int:
     return total
 
 
+# The wrapper around a wrapped family's language model: its outer keys and a small vision tower of the real
+# block structure (whose out_hidden_size is TINY's hidden_size)
+QWEN3_VL_TOWER = dict(depth=3, hidden_size=16, intermediate_size=24, num_heads=2, patch_size=4, spatial_merge_size=2,
+                      temporal_patch_size=2, out_hidden_size=48, num_position_embeddings=16, deepstack_visual_indexes=[0, 2])
+WRAPPED = {
+    "qwen3_vl_text": dict(tie_word_embeddings=True, vision_config=QWEN3_VL_TOWER),
+    "qwen3_vl_moe_text": dict(vision_config=QWEN3_VL_TOWER),
+}
 ENCODER_DECODERS = {"whisper"}  # tested on their own below (an encoder, a cross-attention cache)
 WRAPPERS_ONLY = {"qwen2_5_vl_text"}  # no causal LM class of its own: tested through its wrapper below
 
@@ -290,6 +308,10 @@ def _small_variant(model_type: str) -> dict:
     raw = {"architectures": [fam.classes[0]], "model_type": model_type, **TINY, **VARIANTS[model_type]}
     if model_type.startswith("deepseek"):
         del raw["head_dim"]
+    if model_type in WRAPPED:  # the language model under text_config, inside its wrapper
+        cls = fam.classes[0]
+        raw = {"architectures": [cls], "model_type": WRAPPER_MODEL_TYPE[cls], "text_config": raw, **WRAPPED[model_type]}
+        del raw["text_config"]["architectures"]
     return raw
 
 
@@ -300,7 +322,7 @@ def test_small_variant_counts_and_cache_match_transformers(model_type):
     # the cache: prefill N - 1 tokens, then the N-th token reads what each layer held plus itself; in
     # bfloat16, so that the recurrent states' float32 shows (two contexts: the states stay, the KV grows)
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(_hf_config(raw)).eval().to(torch.bfloat16)
+    model = _auto(raw).from_config(_hf_config(raw)).eval().to(torch.bfloat16)
     for context in (7, 11):
         measured = _measured_cache_bytes(model, context)
         assert config.kv_cache_bytes(context, 1, "bf16") == measured
@@ -346,6 +368,8 @@ def test_multimodal_totals_with_their_vision_towers():
 
 
 TOWER_CLASSES = {"Qwen2_5_VLForConditionalGeneration": "Qwen2_5_VLVisionConfig",
+                 "Qwen3VLForConditionalGeneration": "Qwen3VLVisionConfig",
+                 "Qwen3VLMoeForConditionalGeneration": "Qwen3VLMoeVisionConfig",
                  "Gemma3ForConditionalGeneration": "SiglipVisionConfig", "Llama4ForConditionalGeneration":
                  "Llama4VisionConfig", "Qwen3_5ForConditionalGeneration": "Qwen3_5VisionConfig",
                  "Qwen3_5MoeForConditionalGeneration": "Qwen3_5MoeVisionConfig"}
@@ -369,8 +393,8 @@ def test_each_vision_tower_default_is_its_config_class_default(arch):
 
 def _eager_model(raw: dict):
     torch.manual_seed(0)
-    return transformers.AutoModelForCausalLM.from_config(_hf_config(raw), attn_implementation="eager",
-                                                         experts_implementation="eager").eval()
+    return _auto(raw).from_config(_hf_config(raw), attn_implementation="eager",
+                                  experts_implementation="eager").eval()
 
 
 def _counted(fn) -> int:

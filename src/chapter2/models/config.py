@@ -22,8 +22,9 @@ its experts). Attention-only decoders: Llama, Llama 4 (text; its multimodal wrap
 through `text_config`), Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE,
 DeepSeek-V2/V3 (also Kimi-K2), Gemma, Gemma 2, Gemma 3, Phi-3 (also Phi-4 and
 Phi-4-mini), Phi-3.5-MoE, OLMo 2, OLMoE, Granite, GraniteMoE, Cohere, gpt-oss,
-GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2, Qwen2.5-VL (its
-language model; the vision tower of every multimodal wrapper is counted beside it, `vision_params`).
+GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2, Qwen2.5-VL, Qwen3-VL and
+Qwen3-VL-MoE (their language models; the vision tower of every multimodal wrapper is counted beside it,
+`vision_params`).
 Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
 NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Qwen3-Next and Qwen3.5 dense and
 MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`). Encoder-decoder (section 2.1):
@@ -429,6 +430,19 @@ FAMILIES: tuple[Family, ...] = (
         "rms_norm_eps": 1e-05, "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 80,
         "layer_types": None},
         qkv_bias=True, o_bias=False, layout="qwen"),
+    _fam("Qwen3-VL", "qwen3_vl_text", ["Qwen3VLForConditionalGeneration"], "Qwen3VLTextConfig",
+         "Qwen3-VL dense (2B, 4B, 8B, 32B; the language model, its vision tower counted beside it)", {
+        "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "max_position_embeddings": 128000,
+        "rms_norm_eps": 1e-06, "attention_bias": False},
+        qk_norm=True),
+    _fam("Qwen3-VL-MoE", "qwen3_vl_moe_text", ["Qwen3VLMoeForConditionalGeneration"], "Qwen3VLMoeTextConfig",
+         "Qwen3-VL-30B-A3B, Qwen3-VL-235B-A22B (the language model, its vision tower counted beside it)", {
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": None, "max_position_embeddings": 128000,
+        "rms_norm_eps": 1e-06, "attention_bias": False, "decoder_sparse_step": 1, "moe_intermediate_size": 1408,
+        "num_experts_per_tok": 4, "num_experts": 60, "mlp_only_layers": None}, [("num_local_experts", "num_experts")],
+        qk_norm=True, experts="qwen", norm_topk_prob=True),
     # hybrids (section 2.5): recurrent layers among a few attention layers
     _fam("Nemotron-H", "nemotron_h", ["NemotronHForCausalLM"], "NemotronHConfig",
          "NVIDIA Nemotron 3 Nano 30B-A3B, Nemotron-H, Nemotron Nano 2", {
@@ -495,13 +509,15 @@ _BY_CLASS = {cls: fam for fam in FAMILIES for cls in fam.classes}
 _BY_MODEL_TYPE = {fam.model_type: fam for fam in FAMILIES}
 _BY_MODEL_TYPE.update({"gemma3": _BY_MODEL_TYPE["gemma3_text"], "llama4": _BY_MODEL_TYPE["llama4_text"],
                        "kimi_k2": _BY_MODEL_TYPE["deepseek_v3"], "qwen3_5": _BY_MODEL_TYPE["qwen3_5_text"],
-                       "qwen3_5_moe": _BY_MODEL_TYPE["qwen3_5_moe_text"], "qwen2_5_vl": _BY_MODEL_TYPE["qwen2_5_vl_text"]})
+                       "qwen3_5_moe": _BY_MODEL_TYPE["qwen3_5_moe_text"], "qwen2_5_vl": _BY_MODEL_TYPE["qwen2_5_vl_text"],
+                       "qwen3_vl": _BY_MODEL_TYPE["qwen3_vl_text"], "qwen3_vl_moe": _BY_MODEL_TYPE["qwen3_vl_moe_text"]})
 # Multimodal wrappers: the language model is read from `text_config`; the vision tower is not counted.
 # Which config's tie_word_embeddings ties the LM head (as transformers 5 builds them): Gemma 3's outer
 # config (default true), Llama 4's text config.
 _WRAPPERS = {"Gemma3ForConditionalGeneration": ("outer", True), "Llama4ForConditionalGeneration": ("text", None),
              "Qwen3_5ForConditionalGeneration": ("outer", False), "Qwen3_5MoeForConditionalGeneration": ("outer", False),
-             "Qwen2_5_VLForConditionalGeneration": ("outer", False)}
+             "Qwen2_5_VLForConditionalGeneration": ("outer", False), "Qwen3VLForConditionalGeneration": ("outer", False),
+             "Qwen3VLMoeForConditionalGeneration": ("outer", False)}
 # Wrappers whose config.json (transformers 4.x layout) keeps the language model's fields at the top level when
 # it has no text_config, as transformers 5 reads them.
 _FLAT_TEXT = {"Qwen2_5_VLForConditionalGeneration"}
@@ -528,6 +544,10 @@ _TOWERS["Qwen2_5_VLForConditionalGeneration"] = ("qwen2_5_vl", _tower("Qwen2.5-V
     "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 3584}))
 _TOWERS["Qwen3_5MoeForConditionalGeneration"] = ("qwen3_5", _tower("Qwen3.5 vision tower", "Qwen3_5MoeVisionConfig",
                                                                    dict(_TOWERS["Qwen3_5ForConditionalGeneration"][1].defaults)))
+_TOWERS["Qwen3VLForConditionalGeneration"] = ("qwen3_vl", _tower("Qwen3-VL vision tower", "Qwen3VLVisionConfig", {
+    **_TOWERS["Qwen3_5ForConditionalGeneration"][1].defaults, "deepstack_visual_indexes": (8, 16, 24)}))
+_TOWERS["Qwen3VLMoeForConditionalGeneration"] = ("qwen3_vl", _tower("Qwen3-VL vision tower", "Qwen3VLMoeVisionConfig",
+                                                                    dict(_TOWERS["Qwen3VLForConditionalGeneration"][1].defaults)))
 # Layer kinds of the KV cache (transformers' `layer_types` names).
 LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
 # Recurrent layer kinds: a fixed-size state instead of a KV cache (section 2.5).
@@ -1464,7 +1484,8 @@ def _resolve_class(c: dict) -> tuple[str, Family]:
             cls = {"gemma3": "Gemma3ForConditionalGeneration", "llama4": "Llama4ForConditionalGeneration",
                    "qwen3_5": "Qwen3_5ForConditionalGeneration",
                    "qwen3_5_moe": "Qwen3_5MoeForConditionalGeneration",
-                   "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration"}.get(
+                   "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration", "qwen3_vl": "Qwen3VLForConditionalGeneration",
+                   "qwen3_vl_moe": "Qwen3VLMoeForConditionalGeneration"}.get(
                 model_type, fam.classes[0])
             return cls, fam
         else:
@@ -1604,9 +1625,22 @@ def _qwen_vl_tower(r: _Reader, text_hidden: int, *, gated: bool, layernorm: bool
     return n + norm + merged * merged + merged + merged * out + out
 
 
+def _qwen3_vl_tower(r: _Reader, text_hidden: int) -> int:
+    """Qwen3-VL: the Qwen3.5 tower (LayerNorms, an ungated MLP, a biased conv, learned positions) plus one DeepStack
+    merger per `deepstack_visual_indexes` entry: the hidden states of those blocks are merged (a LayerNorm over the
+    concatenated neighbours, then the two biased layers) and added into the first language-model layers."""
+    indexes = r.raw("deepstack_visual_indexes")
+    if not isinstance(indexes, list | tuple) or not all(isinstance(i, int) and not isinstance(i, bool) for i in indexes):
+        raise TypeError(f"{r.name('deepstack_visual_indexes')} must be a list of block indices, got {indexes!r}")
+    merged, out = r.int("hidden_size") * r.int("spatial_merge_size") ** 2, r.int("out_hidden_size")
+    deepstack = 2 * merged + merged * merged + merged + merged * out + out
+    return _qwen_vl_tower(r, text_hidden, gated=False, layernorm=True, positions=True) + len(indexes) * deepstack
+
+
 _TOWER_RULES = {"siglip": _siglip_tower, "llama4": _llama4_tower,
                 "qwen2_5_vl": lambda r, h: _qwen_vl_tower(r, h, gated=True, layernorm=False, positions=False),
-                "qwen3_5": lambda r, h: _qwen_vl_tower(r, h, gated=False, layernorm=True, positions=True)}
+                "qwen3_5": lambda r, h: _qwen_vl_tower(r, h, gated=False, layernorm=True, positions=True),
+                "qwen3_vl": _qwen3_vl_tower}
 
 
 def _encoder_decoder(c: dict, fam: Family, arch: str, described: Architecture, name: str | None) -> dict:
