@@ -19,7 +19,8 @@ from chapter2.models import (CONFIG_DIR, FAMILY_CONFIG_DIR, ModelConfig, describ
 SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B", "Llama-4-Scout-17B-16E", "Mistral-7B-v0.1",
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
 FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414",
-                  "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Hunyuan-MT-7B", "Llama-2-7b-hf", "MiniMax-M2", "Mistral-Nemo-Base-2407",
+                  "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Hunyuan-MT-7B", "LFM2-1.2B", "Llama-2-7b-hf", "MiniMax-M1",
+                  "MiniMax-M2", "Mistral-Nemo-Base-2407",
                   "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K", "OLMo-2-1124-7B",
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
                   "Qwen1.5-MoE-A2.7B", "Qwen2.5-VL-7B-Instruct", "Qwen3-Next-80B-A3B-Instruct",
@@ -39,7 +40,9 @@ def test_shipped_configs_are_listed_and_sourced():
         folder = CONFIG_DIR if name in SHIPPED else FAMILY_CONFIG_DIR
         raw = json.loads((folder / f"{name}.json").read_text())
         source = raw["_source"]
-        assert source.startswith("https://huggingface.co/") and source.endswith("/config.json"), name
+        # the Hub, or the developer's own repository (MiniMax-M1's config.json is in MiniMax's GitHub repository)
+        assert source.startswith(("https://huggingface.co/", "https://github.com/")), name
+        assert source.endswith("/config.json"), name
         config = load_config(name)
         assert config.name == name and config.source == source
 
@@ -689,15 +692,79 @@ def test_a_pasted_hybrid_config_gives_numbers_in_every_model_calculator():
 
     nano = (FAMILY_CONFIG_DIR / "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json").read_text()
     nxt = (FAMILY_CONFIG_DIR / "Qwen3-Next-80B-A3B-Instruct.json").read_text()
+    lfm2 = (FAMILY_CONFIG_DIR / "LFM2-1.2B.json").read_text()
+    m1 = (FAMILY_CONFIG_DIR / "MiniMax-M1.json").read_text()
     # the calculators that read an LLM config.json (others take a diffusion model's config)
     for name in ("kv_cache", "model_config", "model_diagram", "moe_coverage", "roofline", "decode_batching"):
-        for text in (nano, nxt):
+        for text in (nano, nxt, lfm2, m1):
+            if text is lfm2 and name == "moe_coverage":  # a dense model: refused by name, inline
+                with pytest.raises(_registry.FieldError, match=r"\(LFM2\) is a dense model"):
+                    _registry.compute(name, {"config_json": text})
+                continue
             assert _registry.compute(name, {"config_json": text})
     out = _registry.compute("kv_cache", {"config_json": nano, "context": "32768", "batch": "1"})
     state = 23 * ((64 * 64 + 2 * 8 * 128) * 4 * 2 + 64 * 64 * 128 * 4)
     from chapter2.format import nbytes
     assert out["total"].startswith(nbytes(6144 * 32768 + state))
     assert "23 Mamba-2" in out["layers"] and "hybrid" in out["note"]
+    # LFM2-1.2B and MiniMax-M1 (by hand in test_conv_and_lightning_hybrids_by_hand): the states in the model's dtype
+    out = _registry.compute("kv_cache", {"config_json": lfm2, "context": "32768", "batch": "1"})
+    assert out["total"].startswith(nbytes(12_288 * 32768 + 122_880))
+    assert "10 short convolution x 6,144 state values (fixed, convolution state in BF16)" in out["layers"]
+    out = _registry.compute("model_config", {"config_json": m1, "context": "131072"})
+    assert "70 lightning attention (no KV cache: a fixed state)" in out["attention"]
+    assert "70 lightning attention x 1,048,576 state values (fixed, recurrent state in BF16)" in out["layers"]
+    assert out["model_info"].startswith("pasted config.json: MiniMax (MiniMaxM1ForCausalLM), 456B parameters")
+
+
+def test_conv_and_lightning_hybrids_by_hand():
+    """LFM2-1.2B and MiniMax-M1 from their weight shapes written out: counts, the cache at two contexts, decode FLOPs."""
+    # LFM2-1.2B: d = 2,048, 16 layers (attention at 2, 5, 8, 10, 12, 14), 32 heads of 64 with 8 KV heads, q/k norms;
+    # a short-conv layer: in_proj d -> 3 d, a depthwise conv of 3 taps, out_proj d -> d; MLP 12,288 narrowed to
+    # 2/3 = 8,192 in every layer; 65,536 tokens, embedding tied; two norms per layer and a final one
+    lfm = load_config("LFM2-1.2B")
+    d, hd, v, f = 2048, 64, 65_536, 8192
+    conv = 3 * d * d + d * 3 + d * d
+    attn = d * 32 * hd + 2 * d * 8 * hd + 32 * hd * d + 2 * hd
+    total = v * d + 10 * conv + 6 * attn + 16 * 3 * d * f + 16 * 2 * d + d
+    p = lfm.params()
+    assert lfm.intermediate_size == 8192 and p.total == p.active == total
+    # the LFM2 model cards' table: LFM2-1.2B, 1,170,340,608 parameters (https://huggingface.co/LiquidAI/LFM2-1.2B)
+    assert total == 1_170_340_608
+    # cache: 6 attention layers of 8 KV heads x 64 grow per token; 10 conv layers keep 3 inputs of 2,048 channels
+    assert lfm.kv_cache_bytes_per_token("bf16") == 6 * 2 * 8 * hd * 2 == 12_288
+    assert lfm.state_bytes("bf16") == 10 * d * 3 * 2 == 122_880
+    for context in (1, 32_768):
+        assert lfm.kv_cache_bytes(context, 1, "bf16") == 12_288 * context + 122_880
+        # decode: every weight but the norms is a multiply (the tied table once, as the LM head; conv taps too),
+        # plus attention over the context in 6 layers; a short convolution keeps no recurrent state to update
+        matmul = total - (16 * 2 * d + d + 6 * 2 * hd)
+        assert lfm.flops_per_token(context) == 2 * matmul + 6 * 2 * 32 * (hd + hd) * context
+    # MiniMax-M1: d = 6,144, 80 layers, softmax attention every 8th (10 layers), lightning in 70: 64 heads of 128;
+    # qkv_proj d -> 3 x 8,192, output_gate d -> 8,192, an RMSNorm over 8,192, out_proj 8,192 -> d; 32 experts of
+    # 9,216 (top 2) in every layer; 200,064 tokens, LM head untied
+    m1 = load_config("MiniMax-M1")
+    d, H, hd, v, f, E = 6144, 64, 128, 200_064, 9216, 32
+    light = 3 * d * H * hd + d * H * hd + H * hd * d + H * hd
+    attn = d * H * hd + 2 * d * 8 * hd + H * hd * d
+    expert = 3 * d * f
+    total = 2 * v * d + 70 * light + 10 * attn + 80 * (E * expert + E * d) + 80 * 2 * d + d
+    p = m1.params()
+    assert p.total == total and p.active == total - 80 * (E - 2) * expert
+    # the MiniMax-M1 README (https://github.com/MiniMax-AI/MiniMax-M1): "a total of 456 billion parameters with
+    # 45.9 billion parameters activated per token"; the 45.9B counts neither the embedding table nor the LM head
+    assert round(p.total / 1e9) == 456 and round((p.active - 2 * v * d) / 1e8) == 459
+    # cache: 10 attention layers of 8 KV heads x 128; 70 lightning layers keep a 128 x 128 state per head, kept by
+    # transformers in the model's dtype (bf16 here)
+    assert m1.kv_cache_bytes_per_token("bf16") == 10 * 2 * 8 * hd * 2 == 40_960
+    assert m1.state_bytes("bf16") == 70 * H * hd * hd * 2 == 146_800_640
+    assert m1.state_bytes("fp32") == 2 * 146_800_640
+    for context in (1, 1_000_000):
+        assert m1.kv_cache_bytes(context, 2, "bf16") == 2 * (40_960 * context + 146_800_640)
+        # decode: the matmuls of what a token reads (2 of 32 experts, both embedding tables' worth: the LM head),
+        # attention over the context in 10 layers, and each lightning state's decay, update and read (5 per number)
+        matmul = v * d + 70 * (light - H * hd) + 10 * attn + 80 * (2 * expert + E * d)
+        assert m1.flops_per_token(context) == 2 * matmul + 10 * 2 * H * (hd + hd) * context + 70 * 5 * H * hd * hd
 
 
 # -----------------------------------------------------------------------------

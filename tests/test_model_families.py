@@ -37,7 +37,8 @@ NOT_TRANSFORMERS_FIELDS = {
     ("qwen3_5_text", "full_attention_interval"), ("qwen3_5_moe_text", "full_attention_interval"),  # likewise
 }
 # transformers' cache layer type of each of our layer kinds (`get_layer_types_and_kwargs`)
-CACHE_TYPE = {"mamba2": "linear_attention", "gated_deltanet": "linear_attention", "none": "dummy"}
+CACHE_TYPE = {"mamba2": "linear_attention", "gated_deltanet": "linear_attention", "none": "dummy",
+              "short_conv": "conv", "lightning": "linear_attention"}
 WRAPPER_MODEL_TYPE = {"Gemma3ForConditionalGeneration": "gemma3", "Llama4ForConditionalGeneration": "llama4",
                       "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
                       "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl", "Qwen3VLForConditionalGeneration": "qwen3_vl",
@@ -50,6 +51,11 @@ def _hf_config(raw: dict):
     clean = {k: v for k, v in raw.items() if not k.startswith("_") and k != "quantization_config"}
     if clean.get("model_type") == "kimi_k2":  # Kimi-K2 ships DeepSeek-V3's class under its own model_type
         clean["model_type"] = "deepseek_v3"
+    if clean.get("model_type") in ("minimax_m1", "minimax_text_01"):  # MiniMax's remote-code config, as released:
+        # transformers' MiniMaxForCausalLM is its port; its layer list is layer_types (attn_type_list: 1 = softmax)
+        clean["model_type"] = "minimax"
+        clean["layer_types"] = ["full_attention" if t else "linear_attention" for t in clean.pop("attn_type_list")]
+        clean = {k: v for k, v in clean.items() if k not in ("auto_map", "shared_intermediate_size")}
     return transformers.AutoConfig.for_model(**clean)
 
 
@@ -251,6 +257,13 @@ VARIANTS = {
                              mamba_d_head=24, mamba_expand=2, mamba_d_state=5, mamba_n_groups=2, mamba_d_conv=4,
                              mamba_chunk_size=4, attention_bias=True,
                              layer_types=["mamba", "attention", "mamba", "mamba", "attention", "mamba"]),
+    # LFM2: the legacy keys its config class renames (block_ff_dim, tie_embedding), biases on the short conv;
+    # its MLP narrows block_ff_dim 60 to 2/3 (40), x 1.5 (60), rounded up to a multiple of 8: 64
+    "lfm2": dict(full_attn_idxs=[1, 4], conv_L_cache=3, conv_bias=True, block_ff_dim=60, block_multiple_of=8,
+                 block_ffn_dim_multiplier=1.5, tie_embedding=False),
+    "minimax": dict(num_local_experts=4, num_experts_per_tok=2, block_size=4,
+                    layer_types=["linear_attention", "full_attention", "linear_attention", "linear_attention",
+                                 "linear_attention", "full_attention"]),
     "qwen3_5_text": dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=6, linear_value_head_dim=8,
                          layer_types=["linear_attention", "full_attention", "linear_attention", "linear_attention",
                                       "full_attention", "linear_attention"]),
@@ -283,6 +296,8 @@ def _measured_cache_bytes(model, context: int) -> int:
         for states in (getattr(layer, "conv_states", None), getattr(layer, "recurrent_states", None)):
             held = states.values() if isinstance(states, dict) else (states or [])
             total += sum(t.numel() * t.element_size() for t in held if torch.is_tensor(t))
+    # MiniMax's cache keeps its lightning layers' states apart from the attention layers' KV
+    total += sum(t.numel() * t.element_size() for t in getattr(cache, "linear_cache", []) if torch.is_tensor(t))
     return total
 
 
@@ -428,7 +443,32 @@ def _implementation_extra(config: ModelConfig, context: int) -> int:
     for i in config.state_layers:
         conv, state = config.state_elements(i)
         extra += 2 * conv  # conv_kernel taps per channel, a second output
-        extra -= state * (3 if config.kinds[i] == "mamba2" else 7)
+        # what the counter does not see: Mamba-2's decay and update (3 of 5), all of DeltaNet's elementwise
+        # state work (7), lightning's decay (1 of 5: k^T v and q S are matmuls it counts)
+        extra -= state * {"mamba2": 3, "gated_deltanet": 7, "lightning": 1, "short_conv": 0}[config.kinds[i]]
+    return extra
+
+
+def _prefill_extra(config: ModelConfig, P: int) -> int:
+    """FLOPs transformers' eager prefill of P tokens multiplies beyond `prefill_flops(P)`, each term a choice of its
+    code: every attention layer scores all P x P pairs, then masks the non-causal (windowed, chunked) ones; Llama 4
+    runs every expert on every token; a short convolution pads its input with kernel - 1 zeros and computes that many
+    outputs more, then drops them; lightning attention prefills in blocks of `block_size` b (MiniMax-01, section
+    2.2.1): within a block as attention, q k^T then its product with v (2 b^2 d each per head), across blocks through
+    the state, q S and the next k^T v (2 b d^2 each), instead of the recurrence's 5 d^2 per token and head."""
+    per_key = config.attention_flops_per_key("expanded")
+    extra = per_key * P * P * len(config.attention_layers) - config.prefill_attention_flops(P, "expanded")
+    if config.family_label == "Llama 4":
+        extra += P * len(config.moe_layers) * (config.num_experts - config.num_experts_per_tok) * 2 * 3 * \
+            config.hidden_size * config.moe_intermediate_size
+    H, d = config.num_attention_heads, config.head_dim
+    for i in config.state_layers:
+        if config.kinds[i] == "short_conv":
+            extra += 2 * config.hidden_size * config.conv_kernel * (config.conv_kernel - 1)
+        elif config.kinds[i] == "lightning":
+            b = config.raw["block_size"]
+            blocks = [min(b, P - start) for start in range(0, P, b)]
+            extra += H * sum(4 * n * n * d + 4 * n * d * d for n in blocks) - P * H * 5 * d * d
     return extra
 
 
@@ -446,25 +486,19 @@ def test_small_variant_decode_flops_match_the_flop_counter(model_type):
         assert counted == config.flops_per_token(context, mla="expanded") + _implementation_extra(config, context)
 
 
-@pytest.mark.parametrize("model_type", [f.model_type for f in FAMILIES if not f.state  # attention-only decoders
+@pytest.mark.parametrize("model_type", [f.model_type for f in FAMILIES if f.state in ("", "short_conv", "lightning")
                                         and f.model_type not in ENCODER_DECODERS | WRAPPERS_ONLY])
 def test_small_variant_prefill_flops_match_the_flop_counter(model_type):
-    """A prefill of P tokens in one forward: `prefill_flops(P)` plus what eager attention multiplies and then masks
-    (every layer scores all P x P pairs; the convention counts the causal, windowed or chunked pairs). Hybrids are
-    left to the decode check: transformers prefills their recurrent layers with a chunked algorithm (Mamba-2's SSD,
-    DeltaNet's chunked delta rule) whose matmuls are another way to the same result, not the recurrence counted."""
+    """A prefill of P tokens in one forward: `prefill_flops(P)` plus what the eager code multiplies beyond it
+    (`_prefill_extra`: masked attention pairs, a padded convolution's extra outputs, lightning's blockwise form).
+    Mamba-2 and DeltaNet hybrids are left to the decode check: transformers prefills them with chunked algorithms
+    (Mamba-2's SSD, DeltaNet's chunked delta rule) whose many small products are not written out here."""
     raw = _small_variant(model_type)
     config = ModelConfig.from_hf(raw)
     model = _eager_model(raw)
     P = 9
     counted = _counted(lambda: model(torch.arange(2, P + 2)[None], use_cache=False))
-    per_key = config.attention_flops_per_key("expanded")
-    masked = sum(per_key * P * P for _ in config.attention_layers) - config.prefill_attention_flops(P, "expanded")
-    extra = 0
-    if config.family_label == "Llama 4":  # every expert on every token (see _implementation_extra)
-        extra = P * len(config.moe_layers) * (config.num_experts - config.num_experts_per_tok) * 2 * 3 * \
-            config.hidden_size * config.moe_intermediate_size
-    assert counted == config.prefill_flops(P, mla="expanded") + masked + extra
+    assert counted == config.prefill_flops(P, mla="expanded") + _prefill_extra(config, P)
 
 
 # -----------------------------------------------------------------------------

@@ -21,7 +21,8 @@ MAX_CONFIG_CHARS = 40_000  # gpt-oss-120b's config.json is 2.3 kB; Phi-3.5-MoE's
 MODEL_OPTIONS = tuple((name, name) for name in list_configs())
 KIND_NAMES = {"full_attention": "full attention", "sliding_attention": "sliding window",
               "chunked_attention": "chunked attention", "mla": "latent (MLA)", "mamba2": "Mamba-2",
-              "gated_deltanet": "gated DeltaNet", "cross_attention": "cross-attention (encoder positions)"}
+              "gated_deltanet": "gated DeltaNet", "short_conv": "short convolution",
+              "lightning": "lightning attention", "cross_attention": "cross-attention (encoder positions)"}
 
 
 def model_fields(default: str = "Llama-3.1-8B", label: str = "Model (config.json)", options=MODEL_OPTIONS) -> list[Field]:
@@ -98,12 +99,20 @@ def kv_breakdown(c: ModelConfig, context: int, dtype: str) -> str:
     for g in c.kv_cache_breakdown(context, dtype):
         if g.state:  # a recurrent layer: a fixed state, whatever the context
             parts.append(f"{g.layers} {KIND_NAMES[g.kind]} x {g.state:,} state values (fixed, "
-                         f"recurrent state in {c.state_dtype.upper()}): {nbytes(g.bytes)}")
+                         f"{state_dtype_text(c, g.kind, dtype)}): {nbytes(g.bytes)}")
             continue
         window = f" ({g.window:,})" if g.window else ""
         parts.append(f"{g.layers} {KIND_NAMES[g.kind]}{window} x {g.tokens:,} tokens x {g.per_token:,} values: "
                      f"{nbytes(g.bytes)}")
     return "; ".join(parts)
+
+
+def state_dtype_text(c: ModelConfig, kind: str, dtype: str) -> str:
+    """In what dtype a recurrent layer kind keeps its state: 'recurrent state in FP32', or for a short convolution
+    (no recurrent state) 'convolution state in BF16'."""
+    if kind == "short_conv":
+        return f"convolution state in {dtype.upper()}"
+    return f"recurrent state in {(dtype if c.state_dtype == 'model' else c.state_dtype).upper()}"
 
 
 def defaulted(c: ModelConfig) -> str:

@@ -17,7 +17,8 @@ from __future__ import annotations
 from .._checks import dtype_bytes
 from ..format import nbytes, number
 from . import _charts
-from ._models import billions, defaulted, fit_context, kv_breakdown, model_fields, model_summary, pick_model
+from ._models import (billions, defaulted, fit_context, kv_breakdown, model_fields, model_summary, pick_model,
+                      state_dtype_text)
 from ._registry import Field, Output, calculator
 
 DTYPES = (("bf16", "BF16 / FP16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("fp32", "FP32 (4 bytes)"), ("fp4", "FP4 (0.5 byte)"))
@@ -78,7 +79,8 @@ def kv_cache_calc(model, config_json, context, batch, dtype, weights_dtype):
                      f" in {quant['quant_method'].upper()}")
     if c.is_hybrid:
         notes.append(f"hybrid: {len(c.state_layers)} recurrent layers add a fixed {nbytes(c.state_bytes(dtype))} per "
-                     f"sequence (their state, in {c.state_dtype.upper()}), whatever the context")
+                     f"sequence ({', '.join(sorted({state_dtype_text(c, c.kinds[i], dtype) for i in c.state_layers}))}),"
+                     f" whatever the context")
     if c.is_moe:
         p = c.params()
         notes.append(f"MoE: all {billions(p.total)} parameters sit in memory, {billions(p.active)} are read per token")

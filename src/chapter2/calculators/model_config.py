@@ -11,6 +11,7 @@ the reader's browser; nothing is fetched.
 from __future__ import annotations
 
 from ..format import nbytes, number, si
+from ..models.config import STATE_KINDS
 from ._models import KIND_NAMES, billions, count, defaulted, fit_context, kv_breakdown, model_fields, model_summary, pick_model
 from ._registry import Field, Output, calculator
 
@@ -30,7 +31,7 @@ def attention_layout(c) -> str:
         if n:
             window = c.sliding_window if kind == "sliding_attention" else c.attention_chunk_size
             kinds.append(f"{n} {KIND_NAMES[kind]}" + (f" ({window:,} tokens)" if kind != "full_attention" else ""))
-    for kind in ("mamba2", "gated_deltanet"):
+    for kind in STATE_KINDS:
         n = c.kinds.count(kind)
         if n:
             kinds.append(f"{n} {KIND_NAMES[kind]} (no KV cache: a fixed state)")

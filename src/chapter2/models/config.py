@@ -27,7 +27,8 @@ Qwen3-VL-MoE (their language models; the vision tower of every multimodal wrappe
 `vision_params`).
 Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
 NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Qwen3-Next and Qwen3.5 dense and
-MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`). Encoder-decoder (section 2.1):
+MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`), LFM2 (gated short
+convolutions) and MiniMax-M1 / Text-01 (lightning attention, experts in every layer). Encoder-decoder (section 2.1):
 Whisper (an audio encoder run once per 30 s window, a decoder with a fixed cross-attention cache; the
 decoder-only fields describe its decoder, `encoder_*` its encoder). Every count is the one the
 family's `transformers` model class builds (the tests instantiate each on the meta
@@ -171,7 +172,10 @@ class Family:
     shared_expert_gate: a sigmoid gate (hidden -> 1) on the shared expert (Qwen2-MoE).
     moe_layer_freq: the DeepSeek rule reads `moe_layer_freq` (DeepSeek's own config field).
     mla:          multi-head latent attention (DeepSeek-V2/V3).
-    state:        the recurrent layer kind of a hybrid ("mamba2", "gated_deltanet"), "" for a transformer.
+    state:        the recurrent layer kind of a hybrid ("mamba2", "gated_deltanet", "short_conv", "lightning"),
+                  "" for a transformer.
+    renamed:      (old key, field): keys the config class pops from its kwargs and uses in place of a field
+                  (LFM2's `block_ff_dim` for intermediate_size); the old key wins when both are given.
     layout "encoder_decoder": an encoder-decoder (Whisper), read by `_encoder_decoder`, not the decoder rules.
     mlp_gated, attn_output_gate, mlp_act_params: see `ModelConfig`.
     """
@@ -207,6 +211,7 @@ class Family:
     attn_output_gate: bool = False  # q_proj also gives a sigmoid gate on the attention output (Qwen3-Next)
     mlp_act_params: int = 0  # learned numbers inside each MLP's activation (Apertus' xIELU: alpha_p, alpha_n)
     state_keys: str = "nemotron_h"  # which config keys size its Mamba-2 layers (a key of `_MAMBA_KEYS`)
+    renamed: tuple[tuple[str, str], ...] = ()  # (old key, field) the config class reads in place of the field
 
 
 _COMMON = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
@@ -494,6 +499,21 @@ FAMILIES: tuple[Family, ...] = (
         "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8, "num_experts": 256},
         qk_norm=True, layout="qwen3_next", experts="every_layer_shared", experts_key="num_experts",
         norm_topk_prob="norm_topk_prob", shared_expert_gate=True, state="gated_deltanet", attn_output_gate=True),
+    _fam("LFM2", "lfm2", ["Lfm2ForCausalLM"], "Lfm2Config", "Liquid AI LFM2 (350M, 700M, 1.2B, 2.6B), LFM2.5", {
+        "vocab_size": 65536, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 128000, "norm_eps": 1e-05,
+        "tie_word_embeddings": True, "conv_bias": False, "conv_L_cache": 3, "block_multiple_of": 256,
+        "block_ffn_dim_multiplier": 1.0, "block_auto_adjust_ff_dim": True, "full_attn_idxs": None,
+        "layer_types": None},
+        qkv_bias=False, o_bias=False, qk_norm=True, eps_key="norm_eps", layout="lfm2", experts="lfm2",
+        state="short_conv", renamed=(("block_ff_dim", "intermediate_size"), ("tie_embedding", "tie_word_embeddings"))),
+    _fam("MiniMax", "minimax", ["MiniMaxForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxText01ForCausalLM"],
+         "MiniMaxConfig", "MiniMax-Text-01, MiniMax-M1 (40k, 80k)", {
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "sliding_window": None, "num_experts_per_tok": 2,
+        "num_local_experts": 8, "layer_types": None}, [("num_experts", "num_local_experts")],
+        qkv_bias=False, o_bias=False, layout="minimax", experts="every_layer", norm_topk_prob=True, state="lightning"),
     # encoder-decoder (section 2.1): an audio encoder runs once per 30 s window, a text decoder per token
     _fam("Whisper", "whisper", ["WhisperForConditionalGeneration"], "WhisperConfig",
          "Whisper (tiny to large-v3, large-v3-turbo), Distil-Whisper", {
@@ -552,14 +572,17 @@ _TOWERS["Qwen3VLMoeForConditionalGeneration"] = ("qwen3_vl", _tower("Qwen3-VL vi
 LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
 # Recurrent layer kinds: a fixed-size state instead of a KV cache (section 2.5).
 # "mamba2": Mamba-2 (Dao & Gu 2024, arXiv:2405.21060); "gated_deltanet": gated DeltaNet
-# (Yang, Kautz & Hatamizadeh 2024, arXiv:2412.06464). "none": a layer with no sequence mixer
-# (NemotronH's MLP-only and MoE-only layers).
-STATE_KINDS = ("mamba2", "gated_deltanet")
+# (Yang, Kautz & Hatamizadeh 2024, arXiv:2412.06464); "short_conv": LFM2's gated short convolution (its
+# state is the convolution's last inputs only); "lightning": lightning attention, a linear attention with a
+# per-head decay (MiniMax-01, arXiv:2501.08313, section 2.2; its state is one head_dim x head_dim matrix per head).
+# "none": a layer with no sequence mixer (NemotronH's MLP-only and MoE-only layers).
+STATE_KINDS = ("mamba2", "gated_deltanet", "short_conv", "lightning")
 MIXER_KINDS = LAYER_KINDS + STATE_KINDS + ("none",)
 # FLOPs per state element and token of one recurrent step (the convention of `state_flops_per_token`):
 # Mamba-2: decay h *= a (1), add (dt x) B (2), read y += C h (2); gated DeltaNet: decay S *= a (1),
-# read S^T k (2), write the delta-rule update k (beta (v - S^T k))^T (2), read q^T S (2).
-STATE_FLOPS_PER_ELEMENT = {"mamba2": 5, "gated_deltanet": 7}
+# read S^T k (2), write the delta-rule update k (beta (v - S^T k))^T (2), read q^T S (2); lightning: decay
+# S *= lambda (1), add k^T v (2), read q S (2); a short convolution keeps no recurrent state (its taps are weights).
+STATE_FLOPS_PER_ELEMENT = {"mamba2": 5, "gated_deltanet": 7, "short_conv": 0, "lightning": 5}
 STATE_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 MLA_FORMS = ("absorbed", "expanded")
 _SUPPORTED_TEXT = ", ".join(f.label for f in FAMILIES)
@@ -722,7 +745,7 @@ class ModelConfig:
     # the short causal convolution of recurrent layers
     conv_kernel: int = 0
     conv_bias: bool = False
-    state_dtype: str = "fp32"  # the recurrent state's dtype in transformers' cache (mamba_ssm_cache_dtype)
+    state_dtype: str = "fp32"  # the recurrent state's dtype in transformers' cache; "model": the model's dtype
     shared_expert_intermediate_size: int = 0  # width of the always-on shared expert(s), 0 = none
     shared_expert_gate: bool = False  # Qwen2-MoE: a sigmoid gate (hidden -> 1) on the shared expert
     router_bias: bool = False  # one extra number per expert: a router bias (gpt-oss) or DeepSeek's correction bias
@@ -939,8 +962,11 @@ class ModelConfig:
         (I + 2 G N channels); per head dt_bias, A_log, D; a gated RMSNorm over I; out_proj I -> h.
         Gated DeltaNet (Qwen3-Next): in_proj_qkvz h -> 2 Hk dk + 2 Hv dv, in_proj_ba h -> 2 Hv,
         a conv over q, k, v (2 Hk dk + Hv dv channels, no bias), per value head dt_bias and A_log,
-        an RMSNorm over dv, out_proj Hv dv -> h. Convolution taps count with the matmul weights:
-        each multiplies one input per token (2 FLOPs).
+        an RMSNorm over dv, out_proj Hv dv -> h. Short convolution (LFM2): in_proj h -> 3 h (two gates
+        and the input), a depthwise conv of `conv_kernel` taps over h channels, out_proj h -> h; with
+        `conv_bias`, biases on all three. Lightning attention (MiniMax): qkv_proj h -> 3 H d, output_gate
+        h -> H d, an RMSNorm over H d, out_proj H d -> h (H, d: the attention's heads and head_dim; no biases).
+        Convolution taps count with the matmul weights: each multiplies one input per token (2 FLOPs).
         """
         h, k = self.hidden_size, self.conv_kernel
         if kind == "mamba2":
@@ -957,6 +983,11 @@ class ModelConfig:
             channels = 2 * hk * dk + hv * dv
             matmul = h * (2 * hk * dk + 2 * hv * dv) + h * 2 * hv + channels * k + hv * dv * h
             return matmul, 2 * hv + dv + (channels if self.conv_bias else 0)
+        if kind == "short_conv":
+            return 3 * h * h + h * k + h * h, (3 * h + h + h if self.conv_bias else 0)
+        if kind == "lightning":
+            inner = self.num_attention_heads * self.head_dim
+            return 3 * h * inner + h * inner + inner * h, inner
         return 0, 0
 
     def state_elements(self, layer: int) -> tuple[int, int]:
@@ -964,7 +995,8 @@ class ModelConfig:
 
         As transformers 5 caches them: the convolution's last `conv_kernel` inputs per channel,
         and the recurrent state: heads x head_dim x state for Mamba-2, value heads x dk x dv for
-        gated DeltaNet.
+        gated DeltaNet, heads x head_dim x head_dim for lightning attention (no convolution); a short
+        convolution keeps its last `conv_kernel` inputs of h channels and no recurrent state.
         """
         kind = self.kinds[layer]
         if kind == "mamba2":
@@ -975,6 +1007,10 @@ class ModelConfig:
             hk, hv = self.linear_num_key_heads, self.linear_num_value_heads
             dk, dv = self.linear_key_head_dim, self.linear_value_head_dim
             return (2 * hk * dk + hv * dv) * self.conv_kernel, hv * dk * dv
+        if kind == "short_conv":
+            return self.hidden_size * self.conv_kernel, 0
+        if kind == "lightning":
+            return 0, self.num_attention_heads * self.head_dim * self.head_dim
         return 0, 0
 
     def _layer_counts(self) -> dict:
@@ -1150,15 +1186,21 @@ class ModelConfig:
 
         Convolution states in `dtype` (transformers: the model's dtype), recurrent states in
         `state_dtype` (default `self.state_dtype`: transformers keeps Mamba-2's and gated DeltaNet's
-        in float32). 0 for a model with no recurrent layers.
+        in float32, MiniMax's lightning state in the model's dtype). 0 for a model with no recurrent layers.
         """
         per_element = dtype_bytes("dtype", dtype)
-        per_state = dtype_bytes("state_dtype", self.state_dtype if state_dtype is None else state_dtype)
+        per_state = self._state_bytes_per_element(dtype, state_dtype)
         conv = rec = 0
         for i in self.state_layers:
             c, r = self.state_elements(i)
             conv, rec = conv + c, rec + r
         return _whole(conv * per_element + rec * per_state)
+
+    def _state_bytes_per_element(self, dtype, state_dtype=None):
+        """Bytes of one recurrent-state number: `state_dtype` (default `self.state_dtype`); "model": `dtype`
+        (MiniMax's lightning state, which transformers keeps in the model's dtype)."""
+        state_dtype = self.state_dtype if state_dtype is None else state_dtype
+        return dtype_bytes("dtype", dtype) if state_dtype == "model" else dtype_bytes("state_dtype", state_dtype)
 
     def kv_cache_bytes(self, context: int, batch: int = 1, dtype="bf16", mla: str = "absorbed", state_dtype=None):
         """The whole per-sequence cache for `batch` sequences of `context` tokens each.
@@ -1201,7 +1243,7 @@ class ModelConfig:
             label = "mla" if self.uses_mla and mla == "absorbed" else kind
             groups.append(KVGroup(label, len(layers), self.window_of(layers[0]), per_layer, tokens,
                                   _whole(len(layers) * per_layer * tokens * per_element)))
-        per_state = dtype_bytes("state_dtype", self.state_dtype)
+        per_state = self._state_bytes_per_element(dtype)
         for kind in STATE_KINDS:
             layers = [i for i, k in enumerate(self.kinds) if k == kind]
             if layers:
@@ -1357,7 +1399,8 @@ class ModelConfig:
         return _whole(self.params().total * dtype_bytes("dtype", dtype))
 
 
-_STATE_LABELS = {"mamba2": "Mamba-2", "gated_deltanet": "gated DeltaNet"}
+_STATE_LABELS = {"mamba2": "Mamba-2", "gated_deltanet": "gated DeltaNet", "short_conv": "short convolution",
+                 "lightning": "lightning attention"}
 
 
 def _whole(x):
@@ -1379,6 +1422,7 @@ class _Reader:
                 raise ValueError(f"{where}: {alias!r} ({c[alias]!r}) and {canonical!r} ({c[canonical]!r}) "
                                  f"name the same field of {fam.config_class} and must agree")
         self.alias_of = {canonical: alias for alias, canonical in aliases.items()}
+        self.renamed_to = {key: old for old, key in fam.renamed}  # field -> the old key read in its place
 
     def name(self, key: str) -> str:
         return f"{self.where}[{key!r}]"
@@ -1393,7 +1437,7 @@ class _Reader:
         An explicit null counts as absent, except where null means "off" (`null_is_value`:
         sliding_window, q_lora_rank, attention_chunk_size) and for required whole numbers (`int`).
         """
-        for k in (key, self.alias_of.get(key)):
+        for k in (self.renamed_to.get(key), key, self.alias_of.get(key)):
             if k is not None and k in self.c and (self.c[k] is not None or null_is_value):
                 return self.c[k]
         if key not in self.fam.defaults:
@@ -1404,7 +1448,8 @@ class _Reader:
         return value
 
     def is_null(self, key: str) -> bool:
-        return any(k is not None and k in self.c and self.c[k] is None for k in (key, self.alias_of.get(key)))
+        return any(k is not None and k in self.c and self.c[k] is None
+                   for k in (self.renamed_to.get(key), key, self.alias_of.get(key)))
 
     def int(self, key: str, *, zero: bool = False, derived=None, optional: bool = False,
             null_is_value: bool = False) -> int | None:
@@ -1838,13 +1883,55 @@ def _granite_hybrid(r: _Reader, layers: int, given) -> tuple:
     return [names[t] for t in listed], None, None
 
 
+def _lfm2(r: _Reader, layers: int, given) -> tuple:
+    """LFM2: `layer_types` of "conv" (a short convolution) and "full_attention"; else attention at the layers
+    `full_attn_idxs` lists, the others convolutions (transformers: every layer attends when neither is given)."""
+    listed = r.raw("layer_types")
+    names = {"conv": "short_conv", "full_attention": "full_attention"}
+    if listed is not None:
+        if (not isinstance(listed, list) or len(listed) != layers
+                or any(not isinstance(t, str) or t not in names for t in listed)):
+            raise ValueError(f"{r.name('layer_types')} must list 'conv' or 'full_attention' for each of the {layers} "
+                             f"layers, got {listed!r}")
+        return [names[t] for t in listed], None, None
+    attends = r.int_list("full_attn_idxs", low=0, high=layers - 1)
+    attends = set(range(layers) if attends is None else attends)
+    return ["full_attention" if i in attends else "short_conv" for i in range(layers)], None, None
+
+
+def _minimax(r: _Reader, layers: int, given) -> tuple:
+    """MiniMax: `layer_types` of "linear_attention" (lightning) and "full_attention"; else MiniMax's own
+    `attn_type_list` (its remote-code config, as released: 0 lightning, 1 softmax attention); else
+    transformers' default, the layers alternating from full attention. A sliding window and a shared MLP
+    (the remote code's shared_intermediate_size) are not read: transformers builds neither."""
+    for key in ("sliding_window", "shared_intermediate_size"):
+        if r.c.get(key):
+            raise ValueError(f"{r.name(key)}: a MiniMax model with a {key.replace('_', ' ')} is not read "
+                             f"(transformers' MiniMaxForCausalLM builds none); got {r.c[key]!r} (null or 0 expected)")
+    listed, codes = r.raw("layer_types"), r.c.get("attn_type_list")
+    if listed is not None:
+        names = {"linear_attention": "lightning", "full_attention": "full_attention"}
+        if (not isinstance(listed, list) or len(listed) != layers
+                or any(not isinstance(t, str) or t not in names for t in listed)):
+            raise ValueError(f"{r.name('layer_types')} must list 'linear_attention' or 'full_attention' for each of "
+                             f"the {layers} layers, got {listed!r}")
+        return [names[t] for t in listed], None, None
+    if codes is not None:
+        if not isinstance(codes, list) or len(codes) != layers or any(c not in (0, 1) or isinstance(c, bool)
+                                                                       for c in codes):
+            raise ValueError(f"{r.name('attn_type_list')} must give 0 (lightning) or 1 (softmax attention) for each "
+                             f"of the {layers} layers, got {codes!r}")
+        return ["full_attention" if c else "lightning" for c in codes], None, None
+    return ["full_attention" if (i + 1) % 2 else "lightning" for i in range(layers)], None, None
+
+
 # name -> (rule, whether the family's config may list `layer_types`)
 _LAYOUTS = {"full": (_full, False), "one_window": (_one_window, False), "qwen": (_qwen, True),
             "dots1": (_dots1, True),
             "qwen2_moe": (_qwen2_moe, True), "qwen3_moe": (_qwen3_moe, False), "alternating": (_alternating, True),
             "gemma3": (_gemma3, True), "smollm3": (_smollm3, True), "llama4": (_llama4, True),
             "nemotron_h": (_nemotron_h, False), "qwen3_next": (_qwen3_next, False), "exaone4": (_exaone4, True),
-            "granite_hybrid": (_granite_hybrid, False)}
+            "granite_hybrid": (_granite_hybrid, False), "lfm2": (_lfm2, False), "minimax": (_minimax, False)}
 
 
 def _layer_kinds(r: _Reader, fam: Family, layers: int) -> dict:
@@ -1978,7 +2065,25 @@ def _granite_hybrid_experts(r: _Reader, fam: Family, layers: int, intermediate: 
                 moe_layers=tuple(range(layers)), shared_expert_intermediate_size=shared)
 
 
-_EXPERT_RULES = {"every_layer": _every_layer, "granite_hybrid": _granite_hybrid_experts,
+def _lfm2_mlp(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """LFM2 (dense): every layer's gated MLP. With `block_auto_adjust_ff_dim`, transformers' Lfm2MLP narrows
+    intermediate_size as Llama did: 2/3 of it, times `block_ffn_dim_multiplier`, rounded up to a multiple of
+    `block_multiple_of` (no multiplier: 2/3 only). LFM2-1.2B: 12,288 -> 8,192."""
+    width = intermediate
+    if r.bool("block_auto_adjust_ff_dim"):
+        width = int(2 * width / 3)
+        multiplier = r.raw("block_ffn_dim_multiplier", null_is_value=True)
+        if multiplier is not None:
+            if isinstance(multiplier, bool) or not isinstance(multiplier, int | float) or not (
+                    math.isfinite(multiplier) and multiplier > 0):
+                raise ValueError(f"{r.name('block_ffn_dim_multiplier')} must be a number > 0 or null, "
+                                 f"got {multiplier!r}")
+            step = r.int("block_multiple_of")
+            width = step * ((int(multiplier * width) + step - 1) // step)
+    return dict(intermediate_size=width, moe_layers=())
+
+
+_EXPERT_RULES = {"lfm2": _lfm2_mlp, "every_layer": _every_layer, "granite_hybrid": _granite_hybrid_experts,
                  "every_layer_shared": _every_layer_shared, "qwen": _qwen_experts,
                  "deepseek": _deepseek_experts, "hunyuan": _hunyuan_experts,
                  "ernie": _ernie_experts, "llama4": _llama4_experts, "nemotron_h": _nemotron_experts}
@@ -2002,7 +2107,9 @@ def _experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
 
 
 def _state_fields(r: _Reader, fam: Family) -> dict:
-    """The recurrent layers' sizes (Mamba-2 or gated DeltaNet) and the dtype of their state."""
+    """The recurrent layers' sizes (Mamba-2, gated DeltaNet, short convolution; lightning attention is sized by
+    the attention's heads and head_dim) and the dtype of their state ("model": transformers keeps it in the
+    model's dtype)."""
     if fam.state == "mamba2" and fam.state_keys == "granite":
         heads = r.int("mamba_n_heads")
         inner = r.int("mamba_expand") * r.int("hidden_size")
@@ -2022,6 +2129,10 @@ def _state_fields(r: _Reader, fam: Family) -> dict:
                     ssm_state_size=r.int("ssm_state_size"), n_groups=r.int("n_groups"),
                     conv_kernel=r.int("conv_kernel"), conv_bias=r.bool("use_conv_bias"),
                     mamba_bias=r.bool("use_bias"), state_dtype=STATE_DTYPES[dtype])
+    if fam.state == "short_conv":
+        return dict(conv_kernel=r.int("conv_L_cache"), conv_bias=r.bool("conv_bias"), state_dtype="model")
+    if fam.state == "lightning":
+        return dict(state_dtype="model")
     if fam.state == "gated_deltanet":
         return dict(linear_num_key_heads=r.int("linear_num_key_heads"),
                     linear_num_value_heads=r.int("linear_num_value_heads"),
