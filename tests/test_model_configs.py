@@ -20,7 +20,8 @@ SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B"
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
 FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414",
                   "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Hunyuan-MT-7B", "LFM2-1.2B", "Llama-2-7b-hf", "MiniMax-M1",
-                  "MiniMax-M2", "Mistral-Nemo-Base-2407",
+                  "MiniMax-M2", "Ministral-3-3B-Instruct-2512", "Mistral-Nemo-Base-2407",
+                  "Mistral-Small-3.1-24B-Instruct-2503",
                   "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K", "OLMo-2-1124-7B",
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
                   "Qwen1.5-MoE-A2.7B", "Qwen2.5-VL-7B-Instruct", "Qwen3-Next-80B-A3B-Instruct",
@@ -926,3 +927,56 @@ def test_a_pasted_qwen3_vl_config_gives_numbers_in_the_calculators():
     assert "the vision tower and its projector add 0.539B" in out["model_info"] and "31.1B in all" in out["model_info"]
     kv = calculators.compute("kv_cache", {"config_json": text, "context": "32768"})
     assert kv["total"].startswith(f"{48 * 2 * 4 * 128 * 2 * 32_768 / 1e9:.3g} GB")
+
+
+def _pixtral_tower(text_hidden, d=1024, ff=4096, layers=24, patch=14):
+    """Pixtral and Mistral 3's projector written out: a bias-free patch conv, an RMSNorm, blocks of two RMSNorms,
+    bias-free q, k, v, o and gate, up, down; then an RMSNorm, the 2 x 2 patch merger (4 d -> d) and two bias-free
+    layers to the language model's width."""
+    tower = 3 * patch * patch * d + d + layers * (2 * d + 4 * d * d + 3 * d * ff)
+    return tower + d + 4 * d * d + d * text_hidden + text_hidden * text_hidden
+
+
+def test_mistral_3_wrappers_by_hand():
+    """Mistral 3: a Mistral (Mistral Small 3.1) or Ministral 3 language model, read through text_config, and a Pixtral
+    vision tower with its projector beside it."""
+    q = load_config("Mistral-Small-3.1-24B-Instruct-2503")
+    h, v, layers, ff, nq, nkv, d = 5120, 131_072, 40, 32_768, 32, 8, 128
+    layer = h * nq * d + 2 * h * nkv * d + nq * d * h + 3 * h * ff + 2 * h
+    lm = 2 * v * h + layers * layer + h  # its own LM head (the checkpoint's; see test_model_families)
+    assert q.family_label == "Mistral" and q.params().total == q.params().active == lm
+    assert q.vision_params == _pixtral_tower(h)
+    # Mistral Small 3.1 model card (https://huggingface.co/mistralai/Mistral-Small-3.1-24B-Instruct-2503): 24B
+    assert round((lm + q.vision_params) / 1e9) == 24 and round((lm + q.vision_params) / 1e7) == 2401
+    for context in (1, 32_768):  # no sliding window: every layer keeps every token
+        assert q.kv_cache_bytes(context, 1, "bf16") == layers * 2 * nkv * d * 2 * context
+
+    m = load_config("Ministral-3-3B-Instruct-2512")
+    h, layers, ff = 3072, 26, 9216
+    layer = h * nq * d + 2 * h * nkv * d + nq * d * h + 3 * h * ff + 2 * h
+    lm = v * h + layers * layer + h  # tied by text_config, as Ministral 3's files do
+    assert m.family_label == "Ministral 3" and m.params().total == lm and m.params().lm_head == 0
+    assert m.vision_params == _pixtral_tower(h)
+    # Ministral 3 3B model card (quoted by NVIDIA Megatron-Bridge's Ministral 3 provider): "3.4B Language Model +
+    # 0.4B Vision Encoder"
+    assert round(lm / 1e8) == 34 and round(m.vision_params / 1e8) == 4
+    for context in (1, 32_768):
+        assert m.kv_cache_bytes(context, 1, "bf16") == layers * 2 * nkv * d * 2 * context
+
+
+def test_a_pasted_mistral_3_config_is_read_and_a_foreign_language_model_refused():
+    from chapter2 import calculators
+
+    text = (FAMILY_CONFIG_DIR / "Mistral-Small-3.1-24B-Instruct-2503.json").read_text()
+    out = calculators.compute("model_config", {"config_json": text})
+    q = load_config("Mistral-Small-3.1-24B-Instruct-2503")
+    assert f"the vision tower and projector: {q.vision_params:,}" in out["params"]
+    assert "the vision tower and its projector add 0.439B" in out["model_info"] and "24B in all" in out["model_info"]
+    raw = _raw("Mistral-Small-3.1-24B-Instruct-2503")
+    with pytest.raises(ValueError, match=r"config\['text_config'\]\['model_type'\] must name a language model "
+                                         r"Mistral3ForConditionalGeneration is read with \(mistral, ministral3\), got 'llama'"):
+        ModelConfig.from_hf({**raw, "text_config": {**raw["text_config"], "model_type": "llama"}})
+    with pytest.raises(TypeError, match=r"config\['vision_feature_layer'\] must be a layer index or a list of them"):
+        ModelConfig.from_hf({**raw, "vision_feature_layer": "last"})
+    assert ModelConfig.from_hf({**raw, "vision_feature_layer": [-1, -2]}).vision_params == \
+        q.vision_params + 1024 * 5120  # the projector's first layer reads two vision layers

@@ -42,7 +42,7 @@ CACHE_TYPE = {"mamba2": "linear_attention", "gated_deltanet": "linear_attention"
 WRAPPER_MODEL_TYPE = {"Gemma3ForConditionalGeneration": "gemma3", "Llama4ForConditionalGeneration": "llama4",
                       "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
                       "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl", "Qwen3VLForConditionalGeneration": "qwen3_vl",
-                      "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe"}
+                      "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe", "Mistral3ForConditionalGeneration": "mistral3"}
 TOWERS = ("vision", "visual", "multi_modal_projector")  # parameter names of a wrapper's vision tower
 
 
@@ -245,6 +245,7 @@ VARIANTS = {
     "seed_oss": dict(attention_bias=True, attention_out_bias=True, mlp_bias=True),
     "apertus": dict(attention_bias=True),
     "minimax_m2": dict(num_local_experts=5, num_experts_per_tok=2),
+    "ministral3": dict(sliding_window=4, tie_word_embeddings=True),
     # multimodal wrappers: the language model's text_config (the wrapper and its small vision tower: WRAPPED)
     "qwen3_vl_text": dict(attention_bias=True, rope_parameters=MROPE),
     "qwen3_vl_moe_text": dict(num_experts=5, num_experts_per_tok=2, moe_intermediate_size=16, mlp_only_layers=[1],
@@ -309,6 +310,19 @@ WRAPPED = {
     "qwen3_vl_text": dict(tie_word_embeddings=True, vision_config=QWEN3_VL_TOWER),
     "qwen3_vl_moe_text": dict(vision_config=QWEN3_VL_TOWER),
 }
+# Wrappers whose language model is a family tested above, read through text_config: case -> (wrapper class, text
+# family's VARIANTS key, the text_config's own keys, the wrapper's keys). Mistral 3 with each of its language models:
+# the head tied by the outer key, or by the text_config's alone (Ministral 3's files); Pixtral two blocks deep, a
+# projector with biases reading two vision layers.
+PIXTRAL_TOWER = dict(model_type="pixtral", hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                     num_attention_heads=2, head_dim=8, patch_size=4, image_size=32)
+MISTRAL3 = dict(vision_config=PIXTRAL_TOWER, spatial_merge_size=2, multimodal_projector_bias=True,
+                vision_feature_layer=[-1, -2])
+WRAPPER_CASES = {
+    "mistral3_mistral": ("Mistral3ForConditionalGeneration", "mistral", {},
+                         dict(MISTRAL3, tie_word_embeddings=False)),
+    "mistral3_ministral3": ("Mistral3ForConditionalGeneration", "ministral3", dict(tie_word_embeddings=True), MISTRAL3),
+}
 ENCODER_DECODERS = {"whisper"}  # tested on their own below (an encoder, a cross-attention cache)
 WRAPPERS_ONLY = {"qwen2_5_vl_text"}  # no causal LM class of its own: tested through its wrapper below
 
@@ -318,7 +332,13 @@ def test_every_family_has_a_variant():
 
 
 def _small_variant(model_type: str) -> dict:
-    """The config.json of a family's small variant: TINY widths plus its VARIANTS entry (MLA takes no head_dim)."""
+    """The config.json of a family's small variant: TINY widths plus its VARIANTS entry (MLA takes no head_dim); or
+    of a WRAPPER_CASES entry: its text family's small variant inside the wrapper."""
+    if model_type in WRAPPER_CASES:
+        cls, text_type, text_keys, outer = WRAPPER_CASES[model_type]
+        text = {k: v for k, v in _small_variant(text_type).items() if k != "architectures"}
+        return {"architectures": [cls], "model_type": WRAPPER_MODEL_TYPE[cls], "text_config": {**text, **text_keys},
+                **outer}
     fam = next(f for f in FAMILIES if f.model_type == model_type)
     raw = {"architectures": [fam.classes[0]], "model_type": model_type, **TINY, **VARIANTS[model_type]}
     if model_type.startswith("deepseek"):
@@ -330,7 +350,7 @@ def _small_variant(model_type: str) -> dict:
     return raw
 
 
-@pytest.mark.parametrize("model_type", list(VARIANTS))
+@pytest.mark.parametrize("model_type", list(VARIANTS) + list(WRAPPER_CASES))
 def test_small_variant_counts_and_cache_match_transformers(model_type):
     raw = _small_variant(model_type)
     config = _check_against_transformers(raw)
@@ -352,11 +372,16 @@ def test_small_variant_counts_and_cache_match_transformers(model_type):
 # the shipped real configs
 
 
+# A key a shipped config.json leaves out and transformers 5 then reads otherwise than the checkpoint holds, stated for
+# the oracle (each pinned by its own test: test_mistral_small_3_1_head_is_untied_as_its_checkpoint_...)
+AS_THE_CHECKPOINT = {"Mistral-Small-3.1-24B-Instruct-2503": {"tie_word_embeddings": False}}
+
+
 @pytest.mark.parametrize("name", list_configs() + list_family_configs())
 def test_shipped_config_matches_transformers(name):
     folder = CONFIG_DIR if name in list_configs() else FAMILY_CONFIG_DIR
     raw = json.loads((folder / f"{name}.json").read_text())
-    _check_against_transformers(raw)
+    _check_against_transformers({**raw, **AS_THE_CHECKPOINT.get(name, {})})
     config = load_config(name)
     assert config.name == name and config.source == raw["_source"]
 
@@ -385,6 +410,7 @@ def test_multimodal_totals_with_their_vision_towers():
 TOWER_CLASSES = {"Qwen2_5_VLForConditionalGeneration": "Qwen2_5_VLVisionConfig",
                  "Qwen3VLForConditionalGeneration": "Qwen3VLVisionConfig",
                  "Qwen3VLMoeForConditionalGeneration": "Qwen3VLMoeVisionConfig",
+                 "Mistral3ForConditionalGeneration": "PixtralVisionConfig",
                  "Gemma3ForConditionalGeneration": "SiglipVisionConfig", "Llama4ForConditionalGeneration":
                  "Llama4VisionConfig", "Qwen3_5ForConditionalGeneration": "Qwen3_5VisionConfig",
                  "Qwen3_5MoeForConditionalGeneration": "Qwen3_5MoeVisionConfig"}
@@ -399,6 +425,37 @@ def test_each_vision_tower_default_is_its_config_class_default(arch):
     cls = getattr(transformers, tower.config_class)
     fields = {f.name: f.default for f in dataclasses.fields(cls)}
     assert {k: fields.get(k, "not a field") for k in tower.defaults} == tower.defaults
+
+
+def test_a_wrappers_own_defaults_are_its_config_class_defaults():
+    """Mistral 3 without a text_config or vision_config builds Mistral3Config's sub-config defaults (Mistral Small
+    3.1's sizes), not MistralConfig's or PixtralVisionConfig's; its projector keys default as Mistral3Config's fields."""
+    from chapter2.models.config import _PROJECTORS, _WRAPPER_TEXT_DEFAULTS, _WRAPPER_VISION_DEFAULTS
+
+    cls = transformers.Mistral3Config
+    for table, key in ((_WRAPPER_TEXT_DEFAULTS, "text_config"), (_WRAPPER_VISION_DEFAULTS, "vision_config")):
+        given = cls.sub_configs_defaults[key].init_kwargs
+        assert {k: given.get(k, "not given") for k in table["Mistral3ForConditionalGeneration"]} == \
+            table["Mistral3ForConditionalGeneration"]
+    projector = _PROJECTORS["Mistral3ForConditionalGeneration"]
+    assert projector.config_class == cls.__name__
+    fields = {f.name: f.default for f in dataclasses.fields(cls)}
+    assert {k: fields.get(k, "not a field") for k in projector.defaults} == projector.defaults
+
+
+def test_mistral_small_3_1_head_is_untied_as_its_checkpoint_though_transformers_5_ties_it():
+    """Mistral Small 3.1's config.json names no tie_word_embeddings (nor does its text_config); transformers 5 reads
+    Mistral3Config's outer default, true since huggingface/transformers#43429, and ties the head: 23.34B, where the
+    checkpoint stores its own LM head (24.0B published). ModelConfig counts the head the checkpoint holds, and equals
+    transformers' model once the file states what the checkpoint holds (tie_word_embeddings false)."""
+    raw = json.loads((FAMILY_CONFIG_DIR / "Mistral-Small-3.1-24B-Instruct-2503.json").read_text())
+    assert "tie_word_embeddings" not in raw and "tie_word_embeddings" not in raw["text_config"]
+    tied, *_ , tower = _hf_counts(raw)
+    untied, *_ = _hf_counts({**raw, "tie_word_embeddings": False})
+    config = ModelConfig.from_hf(raw)
+    assert untied - tied == config.vocab_size * config.hidden_size
+    assert config.params().total == untied and config.params().lm_head == config.vocab_size * config.hidden_size
+    assert round((untied + tower) / 1e9) == 24 and round((tied + tower) / 1e8) == 233
 
 
 # -----------------------------------------------------------------------------
@@ -472,7 +529,7 @@ def _prefill_extra(config: ModelConfig, P: int) -> int:
     return extra
 
 
-@pytest.mark.parametrize("model_type", list(VARIANTS))
+@pytest.mark.parametrize("model_type", list(VARIANTS) + list(WRAPPER_CASES))
 def test_small_variant_decode_flops_match_the_flop_counter(model_type):
     """One decoded token after context - 1 prefilled: the counter's FLOPs are `flops_per_token(context)`, with
     the MoE layers counting the k routed experts, up to `_implementation_extra` (each term named there)."""
@@ -487,7 +544,7 @@ def test_small_variant_decode_flops_match_the_flop_counter(model_type):
 
 
 @pytest.mark.parametrize("model_type", [f.model_type for f in FAMILIES if f.state in ("", "short_conv", "lightning")
-                                        and f.model_type not in ENCODER_DECODERS | WRAPPERS_ONLY])
+                                        and f.model_type not in ENCODER_DECODERS | WRAPPERS_ONLY] + list(WRAPPER_CASES))
 def test_small_variant_prefill_flops_match_the_flop_counter(model_type):
     """A prefill of P tokens in one forward: `prefill_flops(P)` plus what the eager code multiplies beyond it
     (`_prefill_extra`: masked attention pairs, a padded convolution's extra outputs, lightning's blockwise form).

@@ -24,7 +24,8 @@ DeepSeek-V2/V3 (also Kimi-K2), Gemma, Gemma 2, Gemma 3, Phi-3 (also Phi-4 and
 Phi-4-mini), Phi-3.5-MoE, OLMo 2, OLMoE, Granite, GraniteMoE, Cohere, gpt-oss,
 GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2, Qwen2.5-VL, Qwen3-VL and
 Qwen3-VL-MoE (their language models; the vision tower of every multimodal wrapper is counted beside it,
-`vision_params`).
+`vision_params`), Ministral 3, and Mistral 3's wrapper (Mistral Small 3.1/3.2, Ministral 3: a Mistral or Ministral 3
+language model, by its text_config's model_type, and a Pixtral vision tower).
 Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
 NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Qwen3-Next and Qwen3.5 dense and
 MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`), LFM2 (gated short
@@ -52,7 +53,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .._checks import dtype_bytes, finite_real, positive_int
@@ -240,7 +241,8 @@ FAMILIES: tuple[Family, ...] = (
         "num_experts_per_tok": 1, "intermediate_size_mlp": 16384, "interleave_moe_layer_step": 1,
         "moe_layers": None},
         layout="llama4", experts="llama4"),
-    _fam("Mistral", "mistral", ["MistralForCausalLM"], "MistralConfig", "Mistral 7B, Mistral Nemo, Mistral Small", {
+    _fam("Mistral", "mistral", ["MistralForCausalLM", "Mistral3ForConditionalGeneration"], "MistralConfig",
+         "Mistral 7B, Mistral Nemo, Mistral Small (3.1 and 3.2: the language model of Mistral3ForConditionalGeneration)", {
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131072,
         "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "sliding_window": 4096},
@@ -448,6 +450,13 @@ FAMILIES: tuple[Family, ...] = (
         "rms_norm_eps": 1e-06, "attention_bias": False, "decoder_sparse_step": 1, "moe_intermediate_size": 1408,
         "num_experts_per_tok": 4, "num_experts": 60, "mlp_only_layers": None}, [("num_local_experts", "num_experts")],
         qk_norm=True, experts="qwen", norm_topk_prob=True),
+    _fam("Ministral 3", "ministral3", ["Ministral3ForCausalLM"], "Ministral3Config",
+         "Ministral 3 (3B, 8B, 14B), Devstral 2 (the language model; Mistral3ForConditionalGeneration with a ministral3 "
+         "text_config)", {
+        "vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 262144,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "sliding_window": None},
+        qkv_bias=False, o_bias=False, layout="one_window"),
     # hybrids (section 2.5): recurrent layers among a few attention layers
     _fam("Nemotron-H", "nemotron_h", ["NemotronHForCausalLM"], "NemotronHConfig",
          "NVIDIA Nemotron 3 Nano 30B-A3B, Nemotron-H, Nemotron Nano 2", {
@@ -530,14 +539,31 @@ _BY_MODEL_TYPE = {fam.model_type: fam for fam in FAMILIES}
 _BY_MODEL_TYPE.update({"gemma3": _BY_MODEL_TYPE["gemma3_text"], "llama4": _BY_MODEL_TYPE["llama4_text"],
                        "kimi_k2": _BY_MODEL_TYPE["deepseek_v3"], "qwen3_5": _BY_MODEL_TYPE["qwen3_5_text"],
                        "qwen3_5_moe": _BY_MODEL_TYPE["qwen3_5_moe_text"], "qwen2_5_vl": _BY_MODEL_TYPE["qwen2_5_vl_text"],
-                       "qwen3_vl": _BY_MODEL_TYPE["qwen3_vl_text"], "qwen3_vl_moe": _BY_MODEL_TYPE["qwen3_vl_moe_text"]})
+                       "qwen3_vl": _BY_MODEL_TYPE["qwen3_vl_text"], "qwen3_vl_moe": _BY_MODEL_TYPE["qwen3_vl_moe_text"],
+                       "mistral3": _BY_MODEL_TYPE["mistral"]})
 # Multimodal wrappers: the language model is read from `text_config`; the vision tower is not counted.
 # Which config's tie_word_embeddings ties the LM head (as transformers 5 builds them): Gemma 3's outer
 # config (default true), Llama 4's text config.
 _WRAPPERS = {"Gemma3ForConditionalGeneration": ("outer", True), "Llama4ForConditionalGeneration": ("text", None),
              "Qwen3_5ForConditionalGeneration": ("outer", False), "Qwen3_5MoeForConditionalGeneration": ("outer", False),
              "Qwen2_5_VLForConditionalGeneration": ("outer", False), "Qwen3VLForConditionalGeneration": ("outer", False),
-             "Qwen3VLMoeForConditionalGeneration": ("outer", False)}
+             "Qwen3VLMoeForConditionalGeneration": ("outer", False), "Mistral3ForConditionalGeneration": ("mistral3", True)}
+# Mistral 3's head (rule "mistral3"): the outer tie_word_embeddings when the file has it, else the text_config's (its
+# class default false), else, with no text_config at all, the outer default (true). Transformers 5 reads the outer key
+# alone, whose default became true (huggingface/transformers#43429, for Ministral 3, whose text_config says true); it
+# then ties the head of Mistral Small 3.1, whose config.json names no tie at all and whose checkpoint stores its own
+# LM head (24.0B parameters, not 23.3B; vllm-project/vllm#51063). Only that case departs from transformers 5.
+# Wrappers whose language model may be one of several families, chosen by text_config['model_type'] (the first when it
+# names none, as transformers does).
+_TEXT_TYPES = {"Mistral3ForConditionalGeneration": ("mistral", "ministral3")}
+# The text and vision sizes a wrapper's config class fills in when config.json has no text_config (or vision_config)
+# at all: Mistral3Config's sub-config defaults (Mistral Small 3.1's sizes), not those of MistralConfig.
+_WRAPPER_TEXT_DEFAULTS = {"Mistral3ForConditionalGeneration": {
+    "head_dim": 128, "hidden_size": 5120, "intermediate_size": 32768, "max_position_embeddings": 131072,
+    "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+    "sliding_window": None, "vocab_size": 131072}}
+_WRAPPER_VISION_DEFAULTS = {"Mistral3ForConditionalGeneration": {
+    "intermediate_size": 4096, "hidden_size": 1024, "patch_size": 14, "num_hidden_layers": 24}}
 # Wrappers whose config.json (transformers 4.x layout) keeps the language model's fields at the top level when
 # it has no text_config, as transformers 5 reads them.
 _FLAT_TEXT = {"Qwen2_5_VLForConditionalGeneration"}
@@ -564,6 +590,11 @@ _TOWERS["Qwen2_5_VLForConditionalGeneration"] = ("qwen2_5_vl", _tower("Qwen2.5-V
     "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 3584}))
 _TOWERS["Qwen3_5MoeForConditionalGeneration"] = ("qwen3_5", _tower("Qwen3.5 vision tower", "Qwen3_5MoeVisionConfig",
                                                                    dict(_TOWERS["Qwen3_5ForConditionalGeneration"][1].defaults)))
+_TOWERS["Mistral3ForConditionalGeneration"] = ("pixtral", _tower("Pixtral vision tower", "PixtralVisionConfig", {
+    "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24, "num_channels": 3, "patch_size": 16}))
+# Keys of the wrapper's own config that size its projector (Mistral3Config's defaults)
+_PROJECTORS = {"Mistral3ForConditionalGeneration": _tower("Mistral 3 projector", "Mistral3Config", {
+    "spatial_merge_size": 2, "multimodal_projector_bias": False, "vision_feature_layer": -1})}
 _TOWERS["Qwen3VLForConditionalGeneration"] = ("qwen3_vl", _tower("Qwen3-VL vision tower", "Qwen3VLVisionConfig", {
     **_TOWERS["Qwen3_5ForConditionalGeneration"][1].defaults, "deepstack_visual_indexes": (8, 16, 24)}))
 _TOWERS["Qwen3VLMoeForConditionalGeneration"] = ("qwen3_vl", _tower("Qwen3-VL vision tower", "Qwen3VLMoeVisionConfig",
@@ -1530,9 +1561,9 @@ def _resolve_class(c: dict) -> tuple[str, Family]:
                    "qwen3_5": "Qwen3_5ForConditionalGeneration",
                    "qwen3_5_moe": "Qwen3_5MoeForConditionalGeneration",
                    "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration", "qwen3_vl": "Qwen3VLForConditionalGeneration",
-                   "qwen3_vl_moe": "Qwen3VLMoeForConditionalGeneration"}.get(
-                model_type, fam.classes[0])
-            return cls, fam
+                   "qwen3_vl_moe": "Qwen3VLMoeForConditionalGeneration",
+                   "mistral3": "Mistral3ForConditionalGeneration"}.get(model_type, fam.classes[0])
+            return cls, _text_family(c, cls, fam)
         else:
             raise ValueError("config must have an 'architectures' list naming the model class, e.g. "
                              "['LlamaForCausalLM'], or the model_type of a supported family "
@@ -1551,7 +1582,19 @@ def _resolve_class(c: dict) -> tuple[str, Family]:
                                                            "and Whisper's encoder-decoder are read)")
         raise ValueError(f"config: architecture {arch!r} ({what}) is not supported{causal}; "
                          f"supported families: {_SUPPORTED_TEXT}")
-    return arch, fam
+    return arch, _text_family(c, arch, fam)
+
+
+def _text_family(c: dict, arch: str, fam: Family) -> Family:
+    """The family of a wrapper's language model where the wrapper takes several (named by text_config's model_type)."""
+    if arch not in _TEXT_TYPES:
+        return fam
+    text, types = c.get("text_config"), _TEXT_TYPES[arch]
+    model_type = text.get("model_type", types[0]) if isinstance(text, dict) else types[0]
+    if model_type not in types:
+        raise ValueError(f"config['text_config']['model_type'] must name a language model {arch} is read with "
+                         f"({', '.join(types)}), got {model_type!r}")
+    return _BY_MODEL_TYPE[model_type]
 
 
 def _parse(c: dict, name: str | None) -> dict:
@@ -1560,6 +1603,8 @@ def _parse(c: dict, name: str | None) -> dict:
     if fam.layout == "encoder_decoder":
         return _encoder_decoder(c, fam, arch, described, name)
     text, where = c, "config"
+    if arch in _WRAPPER_TEXT_DEFAULTS and c.get("text_config") is None:  # the wrapper's own defaults for its LM
+        fam = replace(fam, defaults={**fam.defaults, **_WRAPPER_TEXT_DEFAULTS[arch]})
     if arch in _WRAPPERS:
         text = c.get("text_config", c if arch in _FLAT_TEXT else {})
         if not isinstance(text, dict):
@@ -1590,6 +1635,12 @@ def _parse(c: dict, name: str | None) -> dict:
         if not isinstance(value, bool):
             raise TypeError(f"config['tie_word_embeddings'] must be true or false (a JSON boolean), got {value!r}")
         tie = value
+    elif arch in _WRAPPERS and _WRAPPERS[arch][0] == "mistral3":  # see _WRAPPERS
+        value = c.get("tie_word_embeddings")
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"config['tie_word_embeddings'] must be true or false (a JSON boolean), got {value!r}")
+        tie = (value if value is not None else r.bool("tie_word_embeddings") if c.get("text_config") is not None
+               else _WRAPPERS[arch][1])
     else:
         tie = r.bool("tie_word_embeddings")
     fields = dict(
@@ -1624,12 +1675,14 @@ def _vision_tower(c: dict, arch: str, text_hidden: int) -> dict:
     if not isinstance(vision, dict):
         raise TypeError(f"config['vision_config'] must be a JSON object, got {type(vision).__name__}")
     rule, tower = _TOWERS[arch]
+    if arch in _WRAPPER_VISION_DEFAULTS and c.get("vision_config") is None:
+        tower = replace(tower, defaults={**tower.defaults, **_WRAPPER_VISION_DEFAULTS[arch]})
     r = _Reader(vision, tower, "config['vision_config']")
-    n = _TOWER_RULES[rule](r, text_hidden)
+    n = _TOWER_RULES[rule](r, text_hidden, c)
     return dict(vision_params=n, vision_defaulted=tuple(r.defaulted))
 
 
-def _siglip_tower(r: _Reader, text_hidden: int) -> int:
+def _siglip_tower(r: _Reader, text_hidden: int, _outer: dict) -> int:
     """Gemma 3: SigLIP (Zhai et al. 2023): a patch conv with bias, a learned position per patch, pre-LayerNorm
     blocks (q, k, v, o and fc1, fc2, all with biases; two LayerNorms), a final LayerNorm, an optional attention-pooling
     head; then the projector: an RMSNorm over the vision width and a (vision x text) matrix."""
@@ -1642,7 +1695,7 @@ def _siglip_tower(r: _Reader, text_hidden: int) -> int:
     return n + d + d * text_hidden
 
 
-def _llama4_tower(r: _Reader, text_hidden: int) -> int:
+def _llama4_tower(r: _Reader, text_hidden: int, _outer: dict) -> int:
     """Llama 4: a bias-free patch projection, a class embedding, one position per patch and the class, LayerNorms
     before and after, blocks with biased q, k, v, o and fc1, fc2 and two LayerNorms; a pixel-shuffle adapter of two
     bias-free layers (intermediate -> projector_input -> projector_output); the projector (vision_output_dim -> text)."""
@@ -1670,7 +1723,7 @@ def _qwen_vl_tower(r: _Reader, text_hidden: int, *, gated: bool, layernorm: bool
     return n + norm + merged * merged + merged + merged * out + out
 
 
-def _qwen3_vl_tower(r: _Reader, text_hidden: int) -> int:
+def _qwen3_vl_tower(r: _Reader, text_hidden: int, _outer: dict) -> int:
     """Qwen3-VL: the Qwen3.5 tower (LayerNorms, an ungated MLP, a biased conv, learned positions) plus one DeepStack
     merger per `deepstack_visual_indexes` entry: the hidden states of those blocks are merged (a LayerNorm over the
     concatenated neighbours, then the two biased layers) and added into the first language-model layers."""
@@ -1682,10 +1735,32 @@ def _qwen3_vl_tower(r: _Reader, text_hidden: int) -> int:
     return _qwen_vl_tower(r, text_hidden, gated=False, layernorm=True, positions=True) + len(indexes) * deepstack
 
 
+def _pixtral_tower(r: _Reader, text_hidden: int, outer: dict) -> int:
+    """Mistral 3: Pixtral (a bias-free patch conv, an RMSNorm before the blocks, blocks of two RMSNorms, bias-free q, k,
+    v, o and a gated bias-free MLP; 2-D RoPE, no learned positions) and the wrapper's projector: an RMSNorm over the
+    vision width, a patch merger (spatial_merge_size^2 neighbours -> the vision width, no bias), then two layers to the
+    language model's width (with biases if multimodal_projector_bias), the first reading one vision width per layer
+    named in vision_feature_layer."""
+    d, ff, layers = r.int("hidden_size"), r.int("intermediate_size"), r.int("num_hidden_layers")
+    ch, patch = r.int("num_channels"), r.int("patch_size")
+    tower = ch * patch * patch * d + d + layers * (2 * d + 4 * d * d + 3 * d * ff)
+    p = _Reader(outer, _PROJECTORS["Mistral3ForConditionalGeneration"], "config")
+    merge, bias = p.int("spatial_merge_size"), p.bool("multimodal_projector_bias")
+    layer = p.raw("vision_feature_layer")
+    if isinstance(layer, list) and layer and all(isinstance(i, int) and not isinstance(i, bool) for i in layer):
+        read = len(layer)
+    elif isinstance(layer, int) and not isinstance(layer, bool):
+        read = 1
+    else:
+        raise TypeError(f"config['vision_feature_layer'] must be a layer index or a list of them, got {layer!r}")
+    projector = d + d * merge * merge * d + d * read * text_hidden + text_hidden * text_hidden
+    return tower + projector + (2 * text_hidden if bias else 0)
+
+
 _TOWER_RULES = {"siglip": _siglip_tower, "llama4": _llama4_tower,
-                "qwen2_5_vl": lambda r, h: _qwen_vl_tower(r, h, gated=True, layernorm=False, positions=False),
-                "qwen3_5": lambda r, h: _qwen_vl_tower(r, h, gated=False, layernorm=True, positions=True),
-                "qwen3_vl": _qwen3_vl_tower}
+                "qwen2_5_vl": lambda r, h, _c: _qwen_vl_tower(r, h, gated=True, layernorm=False, positions=False),
+                "qwen3_5": lambda r, h, _c: _qwen_vl_tower(r, h, gated=False, layernorm=True, positions=True),
+                "qwen3_vl": _qwen3_vl_tower, "pixtral": _pixtral_tower}
 
 
 def _encoder_decoder(c: dict, fam: Family, arch: str, described: Architecture, name: str | None) -> dict:
