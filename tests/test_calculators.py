@@ -141,3 +141,21 @@ def test_the_block_diagram_draws_whisper_s_encoder_feeding_cross_attention():
     svg = html["outputs"]["diagram"]
     assert svg.count('stroke-dasharray="6 3"') == 2  # two dashed frames: the encoder's block and the decoder's
     assert "× 32 encoder layers" in svg and "× 32 decoder layers" in svg
+
+
+def test_a_config_with_k_per_layer_says_so_in_the_calculators():
+    """Hunyuan's moe_topk as a list (k = 2, 8, 8, 4): the calculators name the range, the active count sums each
+    layer's own k (64 experts of 3 x 32 x 16 weights: 22 of the 4 x 64 run per token)."""
+    raw = {"architectures": ["HunYuanMoEV1ForCausalLM"], "num_hidden_layers": 4, "num_experts": 64,
+           "moe_topk": [2, 8, 8, 4], "hidden_size": 32, "intermediate_size": 16, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "head_dim": 8, "vocab_size": 50}
+    text = json.dumps(raw)
+    out = calculators.compute("model_config", {"config_json": text})
+    assert "(2 to 8 (by layer) of 64 experts in 4 of 4 layers)" in out["model_info"]
+    expert = 3 * 32 * 16
+    assert (4 * 64 * expert, 22 * expert) == (393_216, 33_792)
+    assert "routed experts 393k (33.8k active)" in out["parts"]  # three digits shown
+    diagram = calculators.compute("model_diagram", {"config_json": text})["diagram"]
+    assert "a router picks 2 to 8 (by layer) of 64 experts per token" in diagram["boxes"][4]["detail"]
+    coverage = calculators.compute("moe_coverage", {"config_json": text})
+    assert coverage["source"].endswith("E_tok differs by layer (2 to 8 (by layer)): shown for the layers with the most, 8")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import warnings
 
 import pytest
@@ -92,10 +93,18 @@ def _hf_counts(raw: dict):
     # DeepSeek-V3's and GLM-4.5's e_score_correction_bias is a buffer in transformers but a stored checkpoint weight
     total += sum(b.numel() for n, b in model.named_buffers() if n.endswith("e_score_correction_bias"))
     text = hf.get_text_config()
-    experts = sum(p.numel() for n, p in params if ".experts." in n)
     n_experts = ModelConfig.from_hf(raw).num_experts
     k = ModelConfig.from_hf(raw).num_experts_per_tok
-    active = total - experts * (n_experts - k) // n_experts if n_experts else total
+    experts = {}  # routed expert weights by layer index
+    for n, p in params:
+        if ".experts." in n:
+            layer = int(re.search(r"layers\.(\d+)\.", n)[1])
+            experts[layer] = experts.get(layer, 0) + p.numel()
+    # the k each layer's router picks, where the transformers module holds its own (Hunyuan's gate: moe_topk[layer])
+    own_k = {int(re.search(r"layers\.(\d+)\.", n)[1]): m.top_k for n, m in model.named_modules()
+             if hf.model_type == "hunyuan_v1_moe" and n.endswith(".mlp.gate")}
+    active = total - sum(e * (n_experts - own_k.get(i, k)) // n_experts for i, e in experts.items()) if n_experts \
+        else total
     types, kwargs = transformers.cache_utils.get_layer_types_and_kwargs(text)
     windows = [kw.get("sliding_window") for kw in kwargs]
     return total, active, list(types), windows, tower
@@ -184,11 +193,23 @@ def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
     assert {width, layers, "vocab_size"} <= set(config.defaulted)
 
 
-def test_a_different_top_k_per_layer_is_refused():
-    raw = {"architectures": ["HunYuanMoEV1ForCausalLM"], "num_hidden_layers": 2, "num_experts": 4, "moe_topk": [2, 3]}
-    with pytest.raises(ValueError, match=r"moe_topk.*same whole number k.*\[2, 3\]"):
-        ModelConfig.from_hf(raw)
-    assert ModelConfig.from_hf({**raw, "moe_topk": [3, 3]}).num_experts_per_tok == 3
+def test_a_different_top_k_per_layer_is_read():
+    """Hunyuan's moe_topk as a list: layer i routes to moe_topk[i] experts (HunYuanMoEV1Gate); the active count
+    sums each layer's own k (exact against transformers in the small variant, whose k differ by layer)."""
+    raw = {"architectures": ["HunYuanMoEV1ForCausalLM"], "num_hidden_layers": 2, "num_experts": 4, "moe_topk": [2, 3],
+           "hidden_size": 16, "intermediate_size": 8, "num_attention_heads": 2, "head_dim": 8}
+    c = ModelConfig.from_hf(raw)
+    assert (c.num_experts_per_tok, c.experts_per_tok_by_layer) == (3, (2, 3))
+    assert [c.experts_per_tok_of(i) for i in range(2)] == [2, 3] and c.routed_experts_per_token == 5
+    expert = 3 * 16 * 8  # gate, up, down of one expert, no bias
+    routed = next(p for p in c.param_breakdown() if p.part == "routed experts")
+    assert (routed.total, routed.active) == (2 * 4 * expert, 5 * expert)
+    uniform = ModelConfig.from_hf({**raw, "moe_topk": [3, 3]})
+    assert (uniform.num_experts_per_tok, uniform.experts_per_tok_by_layer) == (3, ())
+    assert uniform.params().active - c.params().active == expert  # layer 0 runs one expert more
+    for bad in ([2], [2, 0], [2, True], [2, 2.5]):
+        with pytest.raises(ValueError, match=r"moe_topk.*whole number k >= 1 for each of the 2 layers"):
+            ModelConfig.from_hf({**raw, "moe_topk": bad})
 
 
 def test_a_field_without_a_transformers_default_is_named():
@@ -236,7 +257,7 @@ VARIANTS = {
     "dots1": dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2, moe_intermediate_size=16,
                   first_k_dense_replace=1, attention_bias=True, sliding_window=4, max_window_layers=3),
     "hunyuan_v1_dense": dict(attention_bias=True, tie_word_embeddings=True),
-    "hunyuan_v1_moe": dict(num_experts=5, moe_topk=[2] * 6, attention_bias=True),
+    "hunyuan_v1_moe": dict(num_experts=5, moe_topk=[1, 3, 2, 4, 2, 1], attention_bias=True),  # k by layer
     "ernie4_5_moe": dict(moe_num_experts=6, moe_k=2, moe_num_shared_experts=1, moe_intermediate_size=16,
                          moe_layer_start_index=1, moe_layer_end_index=4, moe_layer_interval=2, use_bias=True),
     "smollm3": dict(use_sliding_window=True, sliding_window=4, no_rope_layer_interval=2),

@@ -200,6 +200,24 @@ def test_moe_weight_reads_grow_from_active_to_total():
     assert roofline.weight_bytes_touched(moe, 2, 2) == pytest.approx(2 * (4e9 + 64 * 1.5e9 * (1 - (60 / 64) ** 2)))
 
 
+def test_moe_weight_reads_use_each_layer_s_own_k():
+    """Hunyuan MoE with k = 1 in two layers and 4 in the other two (moe_topk per layer): by hand, each layer's
+    experts are touched by T tokens with probability 1 - (1 - k/E)^T, with that layer's k."""
+    d, f, E, v = 64, 32, 8, 100
+    ks = [1, 4, 1, 4]
+    c = ModelConfig.from_hf({"architectures": ["HunYuanMoEV1ForCausalLM"], "num_hidden_layers": 4, "num_experts": E,
+                             "moe_topk": ks, "hidden_size": d, "intermediate_size": f, "num_attention_heads": 4,
+                             "num_key_value_heads": 2, "head_dim": 16, "vocab_size": v, "tie_word_embeddings": True})
+    expert = 3 * d * f  # gate, up, down; no bias
+    total = c.params().total
+    assert c.params().active == total - sum(E - k for k in ks) * expert
+    shared = total - len(ks) * E * expert  # everything but the routed experts: read whatever the batch
+    for T in (1, 2, 7, 300):
+        touched = sum(E * expert * (1 - (1 - k / E) ** T) for k in ks)
+        assert roofline.weight_bytes_touched(c, T, 2) == pytest.approx(2 * (shared + touched), rel=1e-12)
+    assert roofline.weight_bytes_touched(c, 1, 2) == pytest.approx(2 * c.params().active, rel=1e-12)
+
+
 def test_llama_prefill_is_compute_bound_and_decode_memory_bound():
     # Chapter 2.4.2 on a shipped config: prefill sets TTFT and is compute bound; decode sets TPOT and is
     # memory bound. Untied embedding: a lookup, so decode reads total - embedding weights.

@@ -70,6 +70,9 @@ class MoeSpec:
         if not config.mlp_gated:
             raise ValueError(f"config must have gated (SwiGLU) experts as MoeSpec counts them, got {config.name!r} "
                              f"({config.architecture}: up and down projections only)")
+        if config.experts_per_tok_by_layer:
+            raise ValueError(f"config must route the same k in every MoE layer as MoeSpec counts it, got {config.name!r} "
+                             f"(k per layer: {list(config.experts_per_tok_by_layer)})")
         return cls(name or config.name, config.num_experts, config.num_experts_per_tok, len(config.moe_layers),
                    config.hidden_size, config.moe_intermediate_size, config.norm_topk_prob, config.source)
 

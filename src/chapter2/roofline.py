@@ -326,9 +326,10 @@ def _weights_streamed(params) -> float:
 def _expert_params(model: ModelConfig) -> tuple[float, float]:
     """(one routed expert's parameters summed over layers, all routed experts'); (0, 0) for a dense model."""
     p = model.params()
-    n_experts, k = model.num_experts, model.num_experts_per_tok  # 0, 0 for a dense model
+    n_experts = model.num_experts  # 0 for a dense model
     if n_experts <= 1 or p.total == p.active:
         return 0.0, 0.0
+    k = model.routed_experts_per_token / len(model.moe_layers)  # k, or the mean k where it differs per layer
     per_expert = (p.total - p.active) / (n_experts - k)
     return per_expert, n_experts * per_expert
 
@@ -339,8 +340,11 @@ def _touched_bytes(model: ModelConfig, tokens: float, expert_bytes: float, other
     _, experts = _expert_params(model)
     if experts == 0:
         return streamed * other_bytes
-    k_over_e = model.num_experts_per_tok / model.num_experts
-    touched = 1.0 - (1.0 - k_over_e) ** tokens
+    ks = [model.experts_per_tok_of(i) for i in model.moe_layers]  # each MoE layer's own k (Hunyuan's may differ)
+    if len(set(ks)) == 1:
+        touched = 1.0 - (1.0 - ks[0] / model.num_experts) ** tokens
+    else:  # the mean over layers of each layer's share touched (every layer's experts are the same size)
+        touched = sum(ks.count(k) * (1.0 - (1.0 - k / model.num_experts) ** tokens) for k in sorted(set(ks))) / len(ks)
     return (streamed - experts) * other_bytes + experts * touched * expert_bytes
 
 
@@ -358,7 +362,8 @@ def weight_bytes_touched(model, tokens, weight_bytes_per_param) -> float:
     spread evenly, an expert is missed by one token with probability 1 - k/E, so
     it is touched by `tokens` tokens with probability 1 - (1 - k/E)^tokens. One
     token reads exactly the active parameters; a large batch reads nearly all.
-    An untied input embedding is a row lookup, so it is not counted.
+    Where k differs by layer (Hunyuan's per-layer moe_topk), each layer's share
+    touched uses its own k. An untied input embedding is a row lookup, so it is not counted.
     """
     model = _model(model)
     tokens = positive_int("tokens", tokens)

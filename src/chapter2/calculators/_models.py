@@ -73,12 +73,18 @@ def count(n: int) -> str:
     return f"{n:,}"
 
 
+def experts_picked(c: ModelConfig) -> str:
+    """The router's k as words: '8', or '1 to 8 (by layer)' where Hunyuan's moe_topk gives each layer its own."""
+    ks = c.experts_per_tok_by_layer
+    return f"{min(ks)} to {max(ks)} (by layer)" if ks else str(c.num_experts_per_tok)
+
+
 def model_summary(c: ModelConfig) -> str:
     """'gpt-oss (GptOssForCausalLM): 117B parameters, 5.71B active per token' and what is left out."""
     p = c.params()
     text = f"{c.name}: {c.family_label} ({c.architecture}), {billions(p.total)} parameters"
     if c.is_moe:
-        text += (f", {billions(p.active)} active per token ({c.num_experts_per_tok} of {c.num_experts} experts "
+        text += (f", {billions(p.active)} active per token ({experts_picked(c)} of {c.num_experts} experts "
                  f"in {len(c.moe_layers)} of {c.num_hidden_layers} layers)")
     if c.wrapper:
         absent = " (vision_config absent: its class defaults)" if "hidden_size" in c.vision_defaulted else ""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .. import charts
 from ..format import nbytes
-from ._models import model_fields, pick_model
+from ._models import experts_picked, model_fields, pick_model
 from ._registry import Output, calculator
 
 BLOCK = charts.ChartSpec("data flow, top to bottom", "the model's parts", kind="diagram")
@@ -41,7 +41,7 @@ def _ffn(c) -> tuple[str, str]:
     """The feed-forward part: its name and its sizes."""
     if not c.is_moe:
         return "Feed-forward (MLP)", f"{c.hidden_size:,} → {c.intermediate_size:,} → {c.hidden_size:,}, every token"
-    text = (f"a router picks {c.num_experts_per_tok} of {c.num_experts} experts per token, each "
+    text = (f"a router picks {experts_picked(c)} of {c.num_experts} experts per token, each "
             f"{c.hidden_size:,} → {c.moe_intermediate_size:,} → {c.hidden_size:,}")
     if c.shared_expert_intermediate_size:
         text += f", plus a shared expert of {c.shared_expert_intermediate_size:,} every token uses"

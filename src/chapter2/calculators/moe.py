@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import moe
 from ..models import load_config
 from . import _charts
-from ._models import MODEL_OPTIONS, model_fields, pick_model
+from ._models import MODEL_OPTIONS, experts_picked, model_fields, pick_model
 from ._registry import Field, FieldError, Output, calculator
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -54,6 +54,8 @@ def moe_coverage_calc(model, config_json, n_experts, k, n_tokens):
         source = (f"{c.name}: E = {n_experts}, E_tok = {k} (in {len(c.moe_layers)} of its {c.num_hidden_layers} layers"
                   + (f", plus {c.shared_expert_intermediate_size:,} units of shared expert MLP that every token uses"
                      if c.shared_expert_intermediate_size else "") + ")")
+        if c.experts_per_tok_by_layer:  # Hunyuan's moe_topk list: the layers that route the most
+            source += f"; E_tok differs by layer ({experts_picked(c)}): shown for the layers with the most, {k}"
     else:
         source = f"typed: E = {n_experts}, E_tok = {k}"
     if k > n_experts:

@@ -161,7 +161,7 @@ class TorchTransformer:
         router, prefix, (gate, up, down) = _expert_names(c, p)
         logits = F.linear(x, self.weights[router])  # (N, E)
         probs = torch.softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)), dim=-1)
-        weights, chosen = torch.topk(probs, c.num_experts_per_tok, dim=-1)  # (N, k)
+        weights, chosen = torch.topk(probs, c.experts_per_tok_of(i), dim=-1)  # (N, k)
         if c.norm_topk_prob:
             weights = weights / weights.sum(dim=-1, keepdim=True)
         out = torch.zeros_like(x)

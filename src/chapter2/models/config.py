@@ -753,7 +753,8 @@ class ModelConfig:
     lm_head_bias: bool = False
     # mixture of experts
     num_experts: int = 0  # routed experts per MoE layer
-    num_experts_per_tok: int = 0
+    num_experts_per_tok: int = 0  # k; with `experts_per_tok_by_layer`, the largest k of any layer
+    experts_per_tok_by_layer: tuple[int, ...] = ()  # one k per layer where they differ (Hunyuan's moe_topk list)
     moe_intermediate_size: int = 0
     norm_topk_prob: bool = False  # renormalise the top-k router weights to sum to 1
     moe_layers: tuple[int, ...] = ()
@@ -891,6 +892,19 @@ class ModelConfig:
     @property
     def is_moe(self) -> bool:
         return bool(self.moe_layers)
+
+    def experts_per_tok_of(self, layer: int) -> int:
+        """Routed experts a token uses in layer `layer`: its own k where k differs per layer, else
+        `num_experts_per_tok`; 0 in a layer without experts."""
+        if layer not in self.moe_layers:
+            return 0
+        return self.experts_per_tok_by_layer[layer] if self.experts_per_tok_by_layer else self.num_experts_per_tok
+
+    @property
+    def routed_experts_per_token(self) -> int:
+        """Routed experts one token runs through, summed over the MoE layers: each layer's own k (len(moe_layers)
+        x k when every layer has the same). Active parameters and FLOPs count these experts, no others."""
+        return sum(self.experts_per_tok_of(i) for i in self.moe_layers)
 
     @property
     def uses_mla(self) -> bool:
@@ -1111,7 +1125,7 @@ class ModelConfig:
                n[kind] * sum(self._state_params(kind))) for kind in STATE_KINDS),
             ("dense MLPs", n_dense * (dense_matmul + dense_bias + self.mlp_act_params),
              n_dense * (dense_matmul + dense_bias + self.mlp_act_params)),
-            ("routed experts", n_moe * self.num_experts * expert, n_moe * self.num_experts_per_tok * expert),
+            ("routed experts", n_moe * self.num_experts * expert, self.routed_experts_per_token * expert),
             ("shared experts", n_moe * (shared_matmul + shared_bias), n_moe * (shared_matmul + shared_bias)),
             ("routers", n_moe * router, n_moe * router),
             ("norms", layers * self.norms_per_layer * norm + norm, layers * self.norms_per_layer * norm + norm),
@@ -1145,8 +1159,8 @@ class ModelConfig:
                   + n["attention"] * attn_matmul
                   + sum(n[kind] * self._state_params(kind)[0] for kind in STATE_KINDS)
                   + n_dense * self._mlp_params(self.intermediate_size, False)[0]
-                  + n_moe * (self.num_experts_per_tok * self._mlp_params(self.moe_intermediate_size, False)[0]
-                             + self._mlp_params(self.shared_expert_intermediate_size, False)[0]
+                  + self.routed_experts_per_token * self._mlp_params(self.moe_intermediate_size, False)[0]
+                  + n_moe * (self._mlp_params(self.shared_expert_intermediate_size, False)[0]
                              + self.num_experts * h + (h if self.shared_expert_gate else 0)))
         lm_head = 0 if self.tie_word_embeddings else v * h
         return ParamCount(total=total, active=active, embedding=v * h, lm_head=lm_head, matmul_active=matmul)
@@ -2043,18 +2057,20 @@ def _every_layer(r: _Reader, fam: Family, layers: int, intermediate: int) -> dic
 
 def _hunyuan_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
     """Hunyuan MoE (transformers): every layer routes among `num_experts` experts of intermediate_size beside one
-    shared MLP of the same width. `moe_topk` may be a list, one k per layer; only the same k in every layer is read."""
-    topk = r.raw("moe_topk")
+    shared MLP of the same width. `moe_topk` is one k, or a list of one k per layer (HunYuanMoEV1Gate reads
+    `moe_topk[layer_idx]`); `num_experts_per_tok` is then the largest, `experts_per_tok_by_layer` each layer's."""
+    topk, by_layer = r.raw("moe_topk"), ()
     if isinstance(topk, list):
-        if (len(topk) != layers or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in topk)
-                or len(set(topk)) != 1):
-            raise ValueError(f"{r.name('moe_topk')} as a list must give the same whole number k >= 1 for each of the "
-                             f"{layers} layers (a different k per layer is not read), got {topk!r}")
-        k = topk[0]
+        if len(topk) != layers or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in topk):
+            raise ValueError(f"{r.name('moe_topk')} as a list must give a whole number k >= 1 for each of the "
+                             f"{layers} layers, got {topk!r}")
+        k = max(topk)
+        by_layer = tuple(topk) if len(set(topk)) > 1 else ()
     else:
         k = r.int("moe_topk")
-    return dict(num_experts=r.int("num_experts"), num_experts_per_tok=k, moe_intermediate_size=intermediate,
-                moe_layers=tuple(range(layers)), shared_expert_intermediate_size=intermediate)
+    return dict(num_experts=r.int("num_experts"), num_experts_per_tok=k, experts_per_tok_by_layer=by_layer,
+                moe_intermediate_size=intermediate, moe_layers=tuple(range(layers)),
+                shared_expert_intermediate_size=intermediate)
 
 
 def _qwen_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:

@@ -265,7 +265,7 @@ class Transformer:
         router, prefix, (gate, up, down) = _expert_names(c, p)
         w = self.weights
         w_gate, w_up, w_down = ([w[f"{prefix}{e}.{name}.weight"] for e in range(c.num_experts)] for name in (gate, up, down))
-        return moe_forward(x, w[router], w_gate, w_up, w_down, k=c.num_experts_per_tok,
+        return moe_forward(x, w[router], w_gate, w_up, w_down, k=c.experts_per_tok_of(i),
                            normalize=bool(c.norm_topk_prob), dtype=self.dtype)
 
     def _check_cache(self, cache) -> None:
