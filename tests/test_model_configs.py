@@ -18,7 +18,7 @@ from chapter2.models import (CONFIG_DIR, FAMILY_CONFIG_DIR, ModelConfig, describ
 
 SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B", "Llama-4-Scout-17B-16E", "Mistral-7B-v0.1",
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
-FAMILY_CONFIGS = ["Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414",
+FAMILY_CONFIGS = ["AFM-4.5B", "Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414",
                   "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Hunyuan-MT-7B", "LFM2-1.2B", "Llama-2-7b-hf", "MiniMax-M1",
                   "MiniMax-M2", "Ministral-3-3B-Instruct-2512", "Mistral-Nemo-Base-2407",
                   "Mistral-Small-3.1-24B-Instruct-2503",
@@ -980,3 +980,23 @@ def test_a_pasted_mistral_3_config_is_read_and_a_foreign_language_model_refused(
         ModelConfig.from_hf({**raw, "vision_feature_layer": "last"})
     assert ModelConfig.from_hf({**raw, "vision_feature_layer": [-1, -2]}).vision_params == \
         q.vision_params + 1024 * 5120  # the projector's first layer reads two vision layers
+
+
+def test_afm_4_5b_by_hand():
+    """AFM-4.5B (Arcee): a Llama-like decoder whose MLP is up, ReLU^2, down (no gate), 20 query and 4 KV heads of 128."""
+    a = load_config("AFM-4.5B")
+    h, v, layers, ff, nq, nkv, d = 2560, 128_005, 36, 18_432, 20, 4, 128
+    layer = h * nq * d + 2 * h * nkv * d + nq * d * h + 2 * h * ff + 2 * h
+    total = 2 * v * h + layers * layer + h
+    assert a.params().total == a.params().active == total
+    # 4.619B in the Hub's metadata (4.6B on the model's listings; "4.5 billion" in its card)
+    assert round(total / 1e6) == 4619
+    for context in (1, 32_768):
+        assert a.kv_cache_bytes(context, 1, "bf16") == layers * 2 * nkv * d * 2 * context
+    # a decoded token: 2 FLOPs per matmul weight (no gate) and the attention over its context
+    matmul = layers * (layer - 2 * h) + v * h
+    assert a.flops_per_token(1) == 2 * matmul + layers * nq * 4 * d * 1
+    from chapter2 import calculators
+
+    out = calculators.compute("model_config", {"config_json": (FAMILY_CONFIG_DIR / "AFM-4.5B.json").read_text()})
+    assert out["model_info"].startswith("pasted config.json: AFM (Arcee) (ArceeForCausalLM), 4.62B parameters")

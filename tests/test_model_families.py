@@ -267,6 +267,7 @@ VARIANTS = {
     "apertus": dict(attention_bias=True),
     "minimax_m2": dict(num_local_experts=5, num_experts_per_tok=2),
     "ministral3": dict(sliding_window=4, tie_word_embeddings=True),
+    "arcee": dict(attention_bias=True, mlp_bias=True),
     # multimodal wrappers: the language model's text_config (the wrapper and its small vision tower: WRAPPED)
     "qwen3_vl_text": dict(attention_bias=True, rope_parameters=MROPE),
     "qwen3_vl_moe_text": dict(num_experts=5, num_experts_per_tok=2, moe_intermediate_size=16, mlp_only_layers=[1],

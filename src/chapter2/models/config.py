@@ -24,8 +24,9 @@ DeepSeek-V2/V3 (also Kimi-K2), Gemma, Gemma 2, Gemma 3, Phi-3 (also Phi-4 and
 Phi-4-mini), Phi-3.5-MoE, OLMo 2, OLMoE, Granite, GraniteMoE, Cohere, gpt-oss,
 GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2, Qwen2.5-VL, Qwen3-VL and
 Qwen3-VL-MoE (their language models; the vision tower of every multimodal wrapper is counted beside it,
-`vision_params`), Ministral 3, and Mistral 3's wrapper (Mistral Small 3.1/3.2, Ministral 3: a Mistral or Ministral 3
-language model, by its text_config's model_type, and a Pixtral vision tower).
+`vision_params`), AFM (Arcee: a Llama-like decoder with an ungated ReLU^2 MLP), Ministral 3, and Mistral 3's
+wrapper (Mistral Small 3.1/3.2, Ministral 3: a Mistral or Ministral 3 language model, by its text_config's
+model_type, and a Pixtral vision tower).
 Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
 NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Qwen3-Next and Qwen3.5 dense and
 MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`), LFM2 (gated short
@@ -457,6 +458,11 @@ FAMILIES: tuple[Family, ...] = (
         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 262144,
         "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "sliding_window": None},
         qkv_bias=False, o_bias=False, layout="one_window"),
+    _fam("AFM (Arcee)", "arcee", ["ArceeForCausalLM"], "ArceeConfig", "Arcee AFM-4.5B, AFM-4.5B-Base", {
+        "vocab_size": 32000, "hidden_size": 2560, "intermediate_size": 18432, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False},
+        mlp_bias="mlp_bias", mlp_gated=False),
     # hybrids (section 2.5): recurrent layers among a few attention layers
     _fam("Nemotron-H", "nemotron_h", ["NemotronHForCausalLM"], "NemotronHConfig",
          "NVIDIA Nemotron 3 Nano 30B-A3B, Nemotron-H, Nemotron Nano 2", {
