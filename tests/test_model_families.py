@@ -269,6 +269,8 @@ VARIANTS = {
     "ministral3": dict(sliding_window=4, tie_word_embeddings=True),
     "arcee": dict(attention_bias=True, mlp_bias=True),
     # multimodal wrappers: the language model's text_config (the wrapper and its small vision tower: WRAPPED)
+    "qwen2_5_vl_text": dict(use_sliding_window=True, sliding_window=4, max_window_layers=3,
+                            rope_scaling={"type": "mrope", "mrope_section": [1, 1, 2]}),
     "qwen3_vl_text": dict(attention_bias=True, rope_parameters=MROPE),
     "qwen3_vl_moe_text": dict(num_experts=5, num_experts_per_tok=2, moe_intermediate_size=16, mlp_only_layers=[1],
                               attention_bias=True, rope_parameters=MROPE),
@@ -329,6 +331,8 @@ def _measured_cache_bytes(model, context: int) -> int:
 QWEN3_VL_TOWER = dict(depth=3, hidden_size=16, intermediate_size=24, num_heads=2, patch_size=4, spatial_merge_size=2,
                       temporal_patch_size=2, out_hidden_size=48, num_position_embeddings=16, deepstack_visual_indexes=[0, 2])
 WRAPPED = {
+    "qwen2_5_vl_text": dict(vision_config=dict(depth=2, hidden_size=16, intermediate_size=24, num_heads=2, patch_size=4,
+                                               spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=48)),
     "qwen3_vl_text": dict(tie_word_embeddings=True, vision_config=QWEN3_VL_TOWER),
     "qwen3_vl_moe_text": dict(vision_config=QWEN3_VL_TOWER),
 }
@@ -346,7 +350,7 @@ WRAPPER_CASES = {
     "mistral3_ministral3": ("Mistral3ForConditionalGeneration", "ministral3", dict(tie_word_embeddings=True), MISTRAL3),
 }
 ENCODER_DECODERS = {"whisper"}  # tested on their own below (an encoder, a cross-attention cache)
-WRAPPERS_ONLY = {"qwen2_5_vl_text"}  # no causal LM class of its own: tested through its wrapper below
+WRAPPERS_ONLY: set = set()  # families with no causal LM class of their own are tested through WRAPPED
 
 
 def test_every_family_has_a_variant():
@@ -363,7 +367,7 @@ def _small_variant(model_type: str) -> dict:
                 **outer}
     fam = next(f for f in FAMILIES if f.model_type == model_type)
     raw = {"architectures": [fam.classes[0]], "model_type": model_type, **TINY, **VARIANTS[model_type]}
-    if model_type.startswith("deepseek"):
+    if model_type.startswith("deepseek") or model_type == "qwen2_5_vl_text":  # no head_dim (Qwen2.5-VL: hidden/heads)
         del raw["head_dim"]
     if model_type in WRAPPED:  # the language model under text_config, inside its wrapper
         cls = fam.classes[0]
