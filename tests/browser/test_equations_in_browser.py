@@ -1,5 +1,6 @@
 """Equations in the browser: typeset before any script runs, in the site's own fonts, readable in both
-colour schemes, inside the column on a phone (a wide one scrolls in its own box, by keyboard too);
+colour schemes, inside the column at 1280 px and on a 375 px phone with no sideways scrolling, and so are
+code blocks and notebook cells (long code lines wrap);
 every character drawn from a KaTeX font; KaTeX's stylesheet and fonts cached across pages, only the
 faces a page draws with fetched; section pages within their page-weight budget.
 
@@ -87,10 +88,13 @@ def test_equations_are_typeset_in_the_sites_fonts_and_readable(browser, site_url
         assert not context.blocked, context.blocked
 
 
-def test_equations_stay_in_the_column_on_a_phone(browser, site_url, site_dir):
-    """At 375 px no equation widens the page: a wide one scrolls inside its own box, which the keyboard reaches."""
-    with local_only_context(browser, viewport=PHONE, is_mobile=True, has_touch=True) as context:
-        wide = 0
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_equations_fit_the_column_on_a_phone(browser, site_url, site_dir, scheme):
+    """At 375 px every equation fits its column, in both colour schemes: long ones are split over aligned
+    lines and notes stand under a line or in the prose after it, so none scrolls sideways (a11y.js would
+    make one that did focusable; none is)."""
+    with local_only_context(browser, viewport=PHONE, is_mobile=True, has_touch=True, color_scheme=scheme) as context:
+        blocks = 0
         for path in _math_pages(site_dir):
             page = context.new_page()
             page.goto(site_url + path)
@@ -99,16 +103,67 @@ def test_equations_stay_in_the_column_on_a_phone(browser, site_url, site_dir):
             for block in info["blocks"]:
                 assert block["left"] >= -0.5 and block["right"] <= PHONE["width"] + 0.5, f"{path}: {block}"
                 assert (block["tabindex"] == "0") == block["scrolls"], f"{path}: {block}"
-                wide += block["scrolls"]
-            box = page.locator('div.arithmatex[tabindex="0"]').first
-            if box.count():
-                box.focus()
-                before = box.evaluate("el => el.scrollLeft")
-                page.keyboard.press("ArrowRight")
-                page.wait_for_function("([el, x]) => el.scrollLeft > x", arg=[box.element_handle(), before])
+                assert not block["vertical"], f"{path}: an equation scrolls vertically"
+                assert not block["scrolls"], f"{path}: an equation is wider than a 375 px phone's column: {block}"
+                blocks += 1
             page.close()
-        assert wide > 0  # some equations are wider than a phone, and they scroll
+        assert blocks >= 25  # every display equation of the chapter (27 today), not a few
         assert not context.blocked, context.blocked
+
+
+SIDEWAYS_JS = """() => {
+  for (const d of document.querySelectorAll('article details')) d.open = true;  // the reference layer too
+  const describe = (el) => { const ann = el.querySelector('annotation, code'); const r = el.getBoundingClientRect();
+    return {what: el.matches('div.arithmatex') ? 'equation' : 'code', scroll: el.scrollWidth, client: el.clientWidth,
+            right: r.right, text: (ann || el).textContent.trim().slice(0, 70)}; };
+  const boxes = [...document.querySelectorAll('article div.arithmatex, article pre > code, article .jupyter-wrapper pre')]
+    .filter(el => el.getClientRects().length && !el.closest('pre.mermaid'));
+  const wide = boxes.filter(el => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > innerWidth + 0.5);
+  // a code line longer than the column wraps, and its continuation hangs in from the line's start
+  const lines = [...document.querySelectorAll('article pre > code > span[id^="__span-"]')].filter(el => el.getClientRects().length);
+  const wrapped = lines.map(el => { const range = document.createRange(); range.selectNodeContents(el);
+      const rects = [...range.getClientRects()].filter(r => r.width > 0);
+      const tops = [...new Set(rects.map(r => Math.round(r.top)))];
+      return tops.length < 2 ? null : {first: Math.min(...rects.filter(r => Math.round(r.top) === tops[0]).map(r => r.left)),
+                                       next: Math.min(...rects.filter(r => Math.round(r.top) === tops[1]).map(r => r.left)),
+                                       text: el.textContent.slice(0, 70)}; }).filter(Boolean);
+  return {boxes: boxes.length, codeLines: lines.length, wide: wide.map(describe), wrapped,
+          pageWidth: document.documentElement.scrollWidth};
+}"""
+
+
+def _reading_pages(site_dir: Path) -> list[str]:
+    """Every page of the site with an article: the section pages, the home page, the map, glossary and notebooks."""
+    pages = [p for p in sorted(site_dir.rglob("index.html")) if "<article" in p.read_text()]
+    return [p.parent.relative_to(site_dir).as_posix() + "/" for p in pages]
+
+
+@pytest.mark.parametrize("width", [PHONE["width"], 1280])
+def test_no_equation_or_code_block_scrolls_sideways(browser, site_url, site_dir, width):
+    """At 375 and at 1280 px, on every page and with every closed note opened: no display equation, code block
+    or notebook cell wider than its box or the screen. A code line longer than the column wraps at its edge
+    (chapter2.css), its continuation indented from where the line starts so that it never reads as a new line."""
+    viewport = {"width": width, "height": 812}
+    with local_only_context(browser, viewport=viewport, is_mobile=width < 500, has_touch=width < 500) as context:
+        counted = {"boxes": 0, "codeLines": 0, "wrapped": 0}
+        for path in _reading_pages(site_dir):
+            page = context.new_page()
+            page.goto(site_url + ("" if path == "./" else path))
+            page.wait_for_load_state("networkidle")
+            page.evaluate("() => document.fonts.ready")
+            info = page.evaluate(SIDEWAYS_JS)
+            assert not info["wide"], f"{path} at {width} px: {info['wide']}"
+            assert info["pageWidth"] <= width, f"{path}: page is {info['pageWidth']} px wide"
+            for line in info["wrapped"]:
+                assert line["next"] > line["first"] + 8, f"{path}: a wrapped code line's continuation is not indented: {line}"
+            counted["boxes"] += info["boxes"]
+            counted["codeLines"] += info["codeLines"]
+            counted["wrapped"] += len(info["wrapped"])
+            page.close()
+        assert not context.blocked, context.blocked
+    assert counted["boxes"] > 60 and counted["codeLines"] > 500, counted  # every page's equations and code (83, 780)
+    if width == PHONE["width"]:
+        assert counted["wrapped"] > 20, counted  # the phone's column is narrower than many code lines: they wrap
 
 
 def test_equations_need_no_javascript(browser, site_url, site_dir):
