@@ -31,6 +31,7 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
+import code_lines
 import csp
 import directives
 import equations
@@ -225,6 +226,7 @@ SEARCH_EXCLUDE = re.compile(r'<(?:form|dl|p|pre|textarea|div)\b(?=[^>]*\bclass="
 
 
 def on_page_content(html, page, config, files):
+    html = code_lines.mark_indents(html)  # a wrapped code line hangs under its own indentation (chapter2.css)
     return SEARCH_EXCLUDE.sub(lambda m: m.group(0) + " data-search-exclude", html)
 
 

@@ -119,14 +119,17 @@ SIDEWAYS_JS = """() => {
   const boxes = [...document.querySelectorAll('article div.arithmatex, article pre > code, article .jupyter-wrapper pre')]
     .filter(el => el.getClientRects().length && !el.closest('pre.mermaid'));
   const wide = boxes.filter(el => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > innerWidth + 0.5);
-  // a code line longer than the column wraps, and its continuation hangs in from the line's start
+  // a code line longer than the column wraps, and its continuation hangs in from where the line's text starts
   const lines = [...document.querySelectorAll('article pre > code > span[id^="__span-"]')].filter(el => el.getClientRects().length);
+  const textStart = (el) => { const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node; (node = walk.nextNode());) { const i = node.data.search(/[^ ]/); if (i < 0) continue;
+      const range = document.createRange(); range.setStart(node, i); range.setEnd(node, i + 1);
+      return range.getBoundingClientRect().left; } return null; };
   const wrapped = lines.map(el => { const range = document.createRange(); range.selectNodeContents(el);
       const rects = [...range.getClientRects()].filter(r => r.width > 0);
-      const tops = [...new Set(rects.map(r => Math.round(r.top)))];
-      return tops.length < 2 ? null : {first: Math.min(...rects.filter(r => Math.round(r.top) === tops[0]).map(r => r.left)),
-                                       next: Math.min(...rects.filter(r => Math.round(r.top) === tops[1]).map(r => r.left)),
-                                       text: el.textContent.slice(0, 70)}; }).filter(Boolean);
+      const tops = [...new Set(rects.map(r => Math.round(r.top)))].sort((a, b) => a - b);
+      return tops.length < 2 ? null : {start: textStart(el), next: Math.min(...rects.filter(r => Math.round(r.top) === tops[1]).map(r => r.left)),
+                                       ch: parseFloat(getComputedStyle(el).fontSize) * 0.6, text: el.textContent.slice(0, 70)}; }).filter(Boolean);
   return {boxes: boxes.length, codeLines: lines.length, wide: wide.map(describe), wrapped,
           pageWidth: document.documentElement.scrollWidth};
 }"""
@@ -154,8 +157,8 @@ def test_no_equation_or_code_block_scrolls_sideways(browser, site_url, site_dir,
             info = page.evaluate(SIDEWAYS_JS)
             assert not info["wide"], f"{path} at {width} px: {info['wide']}"
             assert info["pageWidth"] <= width, f"{path}: page is {info['pageWidth']} px wide"
-            for line in info["wrapped"]:
-                assert line["next"] > line["first"] + 8, f"{path}: a wrapped code line's continuation is not indented: {line}"
+            for line in info["wrapped"]:  # 4 characters in from the line's first character, whatever its indentation
+                assert line["next"] - line["start"] > 3 * line["ch"], f"{path}: a wrapped code line does not hang: {line}"
             counted["boxes"] += info["boxes"]
             counted["codeLines"] += info["codeLines"]
             counted["wrapped"] += len(info["wrapped"])
