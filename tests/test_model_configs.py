@@ -18,7 +18,8 @@ from chapter2.models import (CONFIG_DIR, FAMILY_CONFIG_DIR, ModelConfig, describ
 
 SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B", "Llama-4-Scout-17B-16E", "Mistral-7B-v0.1",
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
-FAMILY_CONFIGS = ["AFM-4.5B", "Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT", "EXAONE-4.0-32B", "GLM-4-9B-0414",
+FAMILY_CONFIGS = ["AFM-4.5B", "AI21-Jamba-1.5-Mini", "Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT",
+                  "EXAONE-4.0-32B", "Falcon-H1-0.5B-Instruct", "GLM-4-9B-0414",
                   "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Hunyuan-MT-7B", "LFM2-1.2B", "Llama-2-7b-hf", "MiniMax-M1",
                   "MiniMax-M2", "Ministral-3-3B-Instruct-2512", "Mistral-Nemo-Base-2407",
                   "Mistral-Small-3.1-24B-Instruct-2503",
@@ -370,6 +371,13 @@ def test_published_totals_of_every_family():
     # (6.94B and 1.47B here: 4 attention and 36 Mamba-2 layers, 6 of 64 experts and a shared MLP in every layer)
     tiny = p("granite-4.0-h-tiny")
     assert round(tiny.total / 1e9) == 7 and round(tiny.active / 1e9) == 1
+    # Jamba 1.5 model card (https://huggingface.co/ai21labs/AI21-Jamba-1.5-Mini): 52B total, 12B active
+    # (51.57B and 12.11B here: 4 attention and 28 Mamba-1 layers, 2 of 16 experts in every other layer)
+    mini = p("AI21-Jamba-1.5-Mini")
+    assert round(mini.total / 1e9) == 52 and round(mini.active / 1e9) == 12
+    # Falcon-H1 release (https://huggingface.co/tiiuae/Falcon-H1-0.5B-Instruct): 0.5B, dense (521.4M here)
+    falcon = p("Falcon-H1-0.5B-Instruct")
+    assert round(falcon.total / 1e8) == 5 and falcon.active == falcon.total
     # Seed-OSS-36B: model.safetensors.index.json of ByteDance-Seed/Seed-OSS-36B-Instruct, 36,151,104,512 parameters
     assert p("Seed-OSS-36B-Instruct").total == 36_151_104_512
     # EXAONE 4.0 model card (https://huggingface.co/LGAI-EXAONE/EXAONE-4.0-32B): "30.95B" without embeddings
@@ -423,7 +431,7 @@ SUPPORTED = "supported families: Llama, Llama 4, Mistral"
 
 
 @pytest.mark.parametrize("arch", ["FalconForCausalLM", "DbrxForCausalLM", "ExaoneMoeForCausalLM", "Lfm2MoeForCausalLM",
-                                  "FalconH1ForCausalLM", "GPT2LMHeadModel", "LlavaForConditionalGeneration",
+                                  "Zamba2ForCausalLM", "GPT2LMHeadModel", "LlavaForConditionalGeneration",
                                   "Gemma3nForConditionalGeneration"])
 def test_unsupported_architectures_are_refused_by_name_before_any_field(arch):
     # no other field at all: the message is about the class, never a missing field
@@ -686,6 +694,47 @@ def test_hybrid_cache_by_hand():
     assert nxt.state_bytes("bf16") == 36 * ((2 * 16 * 128 + 32 * 128) * 4 * 2 + 32 * 128 * 128 * 4)
 
 
+def test_jamba_and_falcon_h1_by_hand():
+    """Jamba 1.5 Mini and Falcon-H1-0.5B from their weight shapes written out, and their caches."""
+    jamba = load_config("AI21-Jamba-1.5-Mini")
+    h, v, inner, n, rank, k, f = 4096, 65536, 2 * 4096, 16, 256, 4, 14336
+    assert jamba.kinds.count("full_attention") == 4 and jamba.kinds.count("mamba1") == 28  # layers 4, 12, 20, 28
+    assert jamba.moe_layers == tuple(range(1, 32, 2))
+    mamba1 = (h * 2 * inner + inner * k + inner + inner * (rank + 2 * n) + rank * inner + inner + inner * n + inner
+              + inner * h + rank + 2 * n)  # in_proj, conv, x_proj, dt_proj, A_log, D, out_proj, dt/B/C norms
+    attention = h * 32 * 128 + 2 * h * 8 * 128 + 32 * 128 * h
+    mlp = 3 * h * f
+    common = 2 * v * h + 32 * 2 * h + h + 4 * attention + 28 * mamba1 + 16 * mlp  # untied head; norms
+    p = jamba.params()
+    assert p.total == common + 16 * (16 * mlp + 16 * h)
+    assert p.active == common + 16 * (2 * mlp + 16 * h)
+    # cache: 4 layers of 8 KV heads x 128 grow per token; 28 layers keep I x 4 conv inputs (bf16) and I x 16 (fp32)
+    assert jamba.kv_cache_bytes_per_token("bf16") == 4 * 2 * 8 * 128 * 2 == 16_384
+    state = 28 * (inner * k * 2 + inner * n * 4)
+    assert jamba.state_bytes("bf16") == state == 16_515_072
+    for context in (1, 262_144):
+        assert jamba.kv_cache_bytes(context, 1, "bf16") == 16_384 * context + state
+    # Jamba paper (Lieber et al. 2024, arXiv:2403.19887, table 1): 4GB of KV cache at 256K tokens in 16 bits
+    assert jamba.kv_cache_bytes_per_token("bf16") * 262_144 == 4 * 2 ** 30
+    assert jamba.state_flops_per_token() == 28 * 5 * inner * n
+
+    falcon = load_config("Falcon-H1-0.5B-Instruct")
+    h, v, inner, heads, n, k, f, L = 1024, 32784, 1536, 24, 128, 4, 2048, 36
+    assert falcon.attention_layers == falcon.state_layers == tuple(range(L))  # both mixers in every layer
+    channels = inner + 2 * n  # x, B, C through the conv (one group)
+    mamba2 = h * (inner + channels + heads) + channels * k + channels + 3 * heads + inner * h
+    attention = h * 8 * 64 + 2 * h * 2 * 64 + 8 * 64 * h
+    p = falcon.params()
+    assert p.total == p.active == 2 * v * h + L * (attention + mamba2 + 3 * h * f + 2 * h) + h == 521_411_104
+    assert falcon.kv_cache_bytes_per_token("bf16") == L * 2 * 2 * 64 * 2 == 18_432
+    state = L * (channels * k * 2 + heads * 64 * n * 4)
+    assert falcon.state_bytes("bf16") == state == 28_827_648
+    for context in (1, 16_384):
+        assert falcon.kv_cache_bytes(context, 2, "bf16") == 2 * (18_432 * context + state)
+    groups = {g.kind: g for g in falcon.kv_cache_breakdown(100)}
+    assert (groups["full_attention"].layers, groups["mamba2"].layers, groups["mamba2"].bytes) == (L, L, state)
+
+
 def test_a_pasted_hybrid_config_gives_numbers_in_every_model_calculator():
     """Nemotron 3 Nano's and Qwen3-Next's config.json, pasted: every calculator that takes a config answers, and
     the KV cache calculator's total is the attention KV plus the recurrent states (by hand, see above)."""
@@ -695,11 +744,13 @@ def test_a_pasted_hybrid_config_gives_numbers_in_every_model_calculator():
     nxt = (FAMILY_CONFIG_DIR / "Qwen3-Next-80B-A3B-Instruct.json").read_text()
     lfm2 = (FAMILY_CONFIG_DIR / "LFM2-1.2B.json").read_text()
     m1 = (FAMILY_CONFIG_DIR / "MiniMax-M1.json").read_text()
+    jamba = (FAMILY_CONFIG_DIR / "AI21-Jamba-1.5-Mini.json").read_text()
+    falcon = (FAMILY_CONFIG_DIR / "Falcon-H1-0.5B-Instruct.json").read_text()
     # the calculators that read an LLM config.json (others take a diffusion model's config)
     for name in ("kv_cache", "model_config", "model_diagram", "moe_coverage", "roofline", "decode_batching"):
-        for text in (nano, nxt, lfm2, m1):
-            if text is lfm2 and name == "moe_coverage":  # a dense model: refused by name, inline
-                with pytest.raises(_registry.FieldError, match=r"\(LFM2\) is a dense model"):
+        for text in (nano, nxt, lfm2, m1, jamba, falcon):
+            if text in (lfm2, falcon) and name == "moe_coverage":  # dense models: refused by name, inline
+                with pytest.raises(_registry.FieldError, match=r"\((LFM2|Falcon-H1)\) is a dense model"):
                     _registry.compute(name, {"config_json": text})
                 continue
             assert _registry.compute(name, {"config_json": text})
@@ -716,6 +767,15 @@ def test_a_pasted_hybrid_config_gives_numbers_in_every_model_calculator():
     assert "70 lightning attention (no KV cache: a fixed state)" in out["attention"]
     assert "70 lightning attention x 1,048,576 state values (fixed, recurrent state in BF16)" in out["layers"]
     assert out["model_info"].startswith("pasted config.json: MiniMax (MiniMaxM1ForCausalLM), 456B parameters")
+    # Jamba 1.5 Mini and Falcon-H1-0.5B (by hand in test_jamba_and_falcon_h1_by_hand)
+    out = _registry.compute("kv_cache", {"config_json": jamba, "context": "32768", "batch": "1"})
+    assert out["total"].startswith(nbytes(16_384 * 32768 + 16_515_072)) and "28 Mamba-1" in out["layers"]
+    out = _registry.compute("kv_cache", {"config_json": falcon, "context": "16384", "batch": "1"})
+    assert out["total"].startswith(nbytes(18_432 * 16384 + 28_827_648))
+    assert "36 full attention" in out["layers"] and "36 Mamba-2" in out["layers"]
+    out = _registry.compute("model_config", {"config_json": falcon})
+    assert "a parallel hybrid: each of its 36 layers runs attention and Mamba-2 side by side" in out["model_info"]
+    assert "36 full attention (each with a Mamba-2 mixer beside it" in out["attention"]
 
 
 def test_conv_and_lightning_hybrids_by_hand():

@@ -38,8 +38,8 @@ NOT_TRANSFORMERS_FIELDS = {
     ("qwen3_5_text", "full_attention_interval"), ("qwen3_5_moe_text", "full_attention_interval"),  # likewise
 }
 # transformers' cache layer type of each of our layer kinds (`get_layer_types_and_kwargs`)
-CACHE_TYPE = {"mamba2": "linear_attention", "gated_deltanet": "linear_attention", "none": "dummy",
-              "short_conv": "conv", "lightning": "linear_attention"}
+CACHE_TYPE = {"mamba1": "linear_attention", "mamba2": "linear_attention", "gated_deltanet": "linear_attention",
+              "none": "dummy", "short_conv": "conv", "lightning": "linear_attention"}
 WRAPPER_MODEL_TYPE = {"Gemma3ForConditionalGeneration": "gemma3", "Llama4ForConditionalGeneration": "llama4",
                       "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
                       "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl", "Qwen3VLForConditionalGeneration": "qwen3_vl",
@@ -116,7 +116,8 @@ def _check_against_transformers(raw: dict):
     p = config.params()
     assert (p.total, p.active) == (total, active)
     assert config.vision_params == tower  # a wrapper's vision tower and projector, beside the language model
-    assert [CACHE_TYPE.get(k, k) for k in config.kinds] == types
+    # a parallel hybrid's layer (Falcon-H1) holds attention KV and a recurrent state: transformers' "hybrid"
+    assert [("hybrid" if config.parallel_state else CACHE_TYPE.get(k, k)) for k in config.kinds] == types
     assert [config.window_of(i) for i in range(config.num_hidden_layers)] == windows
     return config
 
@@ -289,6 +290,14 @@ VARIANTS = {
     "minimax": dict(num_local_experts=4, num_experts_per_tok=2, block_size=4,
                     layer_types=["linear_attention", "full_attention", "linear_attention", "linear_attention",
                                  "linear_attention", "full_attention"]),
+    "jamba": dict(num_experts=4, num_experts_per_tok=2, expert_layer_period=2, expert_layer_offset=1,
+                  attn_layer_period=3, attn_layer_offset=1, mamba_d_state=5, mamba_d_conv=4, mamba_expand=2,
+                  mamba_dt_rank=4, mamba_proj_bias=True, tie_word_embeddings=True),
+    # a parallel hybrid; multipliers change no count; out_proj's bias (projectors_bias) apart from in_proj's
+    "falcon_h1": dict(mamba_d_ssm=72, mamba_n_heads=4, mamba_d_head=18, mamba_n_groups=2, mamba_d_state=5,
+                      mamba_d_conv=4, mamba_chunk_size=4, mamba_proj_bias=True, projectors_bias=False,
+                      mamba_rms_norm=True, attention_bias=True, mlp_bias=True, key_multiplier=0.5,
+                      ssm_multipliers=[0.5, 0.25, 2.0, 1.5, 0.75], mlp_multipliers=[0.8, 0.6]),
     "qwen3_5_text": dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=6, linear_value_head_dim=8,
                          layer_types=["linear_attention", "full_attention", "linear_attention", "linear_attention",
                                       "full_attention", "linear_attention"]),
@@ -510,7 +519,8 @@ def _implementation_extra(config: ModelConfig, context: int) -> int:
     step; Llama 4's experts run on every token, the unrouted ones weighted by 0; a chunked layer multiplies the keys
     of its cache that the chunk mask then hides; a recurrent layer's causal conv computes two outputs and keeps one
     (the cache holds conv_kernel inputs, the new one makes kernel + 1); the recurrent state's decay and update (and,
-    for DeltaNet, its reads) are elementwise products the counter does not see, only Mamba-2's C h readout (a bmm).
+    for DeltaNet, its reads) are elementwise products the counter does not see, only Mamba-1's and Mamba-2's C h
+    readout (a matmul).
     """
     extra = 0
     if config.uses_mla:
@@ -526,9 +536,10 @@ def _implementation_extra(config: ModelConfig, context: int) -> int:
     for i in config.state_layers:
         conv, state = config.state_elements(i)
         extra += 2 * conv  # conv_kernel taps per channel, a second output
-        # what the counter does not see: Mamba-2's decay and update (3 of 5), all of DeltaNet's elementwise
-        # state work (7), lightning's decay (1 of 5: k^T v and q S are matmuls it counts)
-        extra -= state * {"mamba2": 3, "gated_deltanet": 7, "lightning": 1, "short_conv": 0}[config.kinds[i]]
+        # what the counter does not see: Mamba-1's and Mamba-2's decay and update (3 of 5), all of DeltaNet's
+        # elementwise state work (7), lightning's decay (1 of 5: k^T v and q S are matmuls it counts)
+        extra -= state * {"mamba1": 3, "mamba2": 3, "gated_deltanet": 7, "lightning": 1,
+                          "short_conv": 0}[config.state_kind(i)]
     return extra
 
 
@@ -538,7 +549,9 @@ def _prefill_extra(config: ModelConfig, P: int) -> int:
     runs every expert on every token; a short convolution pads its input with kernel - 1 zeros and computes that many
     outputs more, then drops them; lightning attention prefills in blocks of `block_size` b (MiniMax-01, section
     2.2.1): within a block as attention, q k^T then its product with v (2 b^2 d each per head), across blocks through
-    the state, q S and the next k^T v (2 b d^2 each), instead of the recurrence's 5 d^2 per token and head."""
+    the state, q S and the next k^T v (2 b d^2 each), instead of the recurrence's 5 d^2 per token and head; Jamba's
+    Mamba-1 scans token by token, its causal conv padded to P + kernel - 1 outputs, and the counter sees each step's
+    C h readout (2 of the convention's 5 FLOPs per state number)."""
     per_key = config.attention_flops_per_key("expanded")
     extra = per_key * P * P * len(config.attention_layers) - config.prefill_attention_flops(P, "expanded")
     if config.family_label == "Llama 4":
@@ -552,6 +565,9 @@ def _prefill_extra(config: ModelConfig, P: int) -> int:
             b = config.raw["block_size"]
             blocks = [min(b, P - start) for start in range(0, P, b)]
             extra += H * sum(4 * n * n * d + 4 * n * d * d for n in blocks) - P * H * 5 * d * d
+        elif config.kinds[i] == "mamba1":
+            conv, state = config.state_elements(i)
+            extra += 2 * conv * (config.conv_kernel - 1) - 3 * state * P
     return extra
 
 
@@ -569,13 +585,15 @@ def test_small_variant_decode_flops_match_the_flop_counter(model_type):
         assert counted == config.flops_per_token(context, mla="expanded") + _implementation_extra(config, context)
 
 
-@pytest.mark.parametrize("model_type", [f.model_type for f in FAMILIES if f.state in ("", "short_conv", "lightning")
+@pytest.mark.parametrize("model_type", [f.model_type for f in FAMILIES
+                                        if f.state in ("", "short_conv", "lightning", "mamba1")
                                         and f.model_type not in ENCODER_DECODERS | WRAPPERS_ONLY] + list(WRAPPER_CASES))
 def test_small_variant_prefill_flops_match_the_flop_counter(model_type):
     """A prefill of P tokens in one forward: `prefill_flops(P)` plus what the eager code multiplies beyond it
-    (`_prefill_extra`: masked attention pairs, a padded convolution's extra outputs, lightning's blockwise form).
-    Mamba-2 and DeltaNet hybrids are left to the decode check: transformers prefills them with chunked algorithms
-    (Mamba-2's SSD, DeltaNet's chunked delta rule) whose many small products are not written out here."""
+    (`_prefill_extra`: masked attention pairs, a padded convolution's extra outputs, lightning's blockwise form,
+    Mamba-1's token-by-token scan). Mamba-2 and DeltaNet hybrids (NemotronH, Granite 4.0-H, Falcon-H1, Qwen3-Next,
+    Qwen3.5) are left to the decode check: transformers prefills them with chunked algorithms (Mamba-2's SSD,
+    DeltaNet's chunked delta rule) whose many small products are not written out here."""
     raw = _small_variant(model_type)
     config = ModelConfig.from_hf(raw)
     model = _eager_model(raw)

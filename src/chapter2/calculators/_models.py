@@ -20,7 +20,7 @@ from ._registry import Field, FieldError
 MAX_CONFIG_CHARS = 40_000  # gpt-oss-120b's config.json is 2.3 kB; Phi-3.5-MoE's with its LongRoPE lists about 6 kB
 MODEL_OPTIONS = tuple((name, name) for name in list_configs())
 KIND_NAMES = {"full_attention": "full attention", "sliding_attention": "sliding window",
-              "chunked_attention": "chunked attention", "mla": "latent (MLA)", "mamba2": "Mamba-2",
+              "chunked_attention": "chunked attention", "mla": "latent (MLA)", "mamba1": "Mamba-1", "mamba2": "Mamba-2",
               "gated_deltanet": "gated DeltaNet", "short_conv": "short convolution",
               "lightning": "lightning attention", "cross_attention": "cross-attention (encoder positions)"}
 
@@ -93,7 +93,10 @@ def model_summary(c: ModelConfig) -> str:
     if c.is_encoder_decoder:
         text += (f"; an encoder-decoder: a {count(c.encoder_params())}-parameter encoder, run once per input "
                  f"window, and a decoder of {c.num_hidden_layers} layers")
-    if c.is_hybrid:
+    if c.parallel_state:
+        text += (f"; a parallel hybrid: each of its {c.num_hidden_layers} layers runs attention and "
+                 f"{KIND_NAMES[c.parallel_state]} side by side")
+    elif c.is_hybrid:
         text += (f"; a hybrid: {len(c.attention_layers)} attention layers among {len(c.state_layers)} recurrent "
                  f"layers of {c.num_hidden_layers}")
     return text

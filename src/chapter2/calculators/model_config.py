@@ -35,6 +35,9 @@ def attention_layout(c) -> str:
         n = c.kinds.count(kind)
         if n:
             kinds.append(f"{n} {KIND_NAMES[kind]} (no KV cache: a fixed state)")
+    if c.parallel_state:  # Falcon-H1: both mixers in every attention layer
+        kinds[0] += (f" (each with a {KIND_NAMES[c.parallel_state]} mixer beside it: a fixed state on top of "
+                     f"its KV cache)")
     other = c.kinds.count("none")
     if other:
         kinds.append(f"{other} without a sequence mixer (MLP or MoE only)")

@@ -28,7 +28,9 @@ Qwen3-VL-MoE (their language models; the vision tower of every multimodal wrappe
 wrapper (Mistral Small 3.1/3.2, Ministral 3: a Mistral or Ministral 3 language model, by its text_config's
 model_type, and a Pixtral vision tower).
 Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
-NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Qwen3-Next and Qwen3.5 dense and
+NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Jamba (Mamba-1 layers among attention
+layers, experts every other layer), Falcon-H1 (attention and Mamba-2 side by side in every
+layer: a parallel hybrid), Qwen3-Next and Qwen3.5 dense and
 MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`), LFM2 (gated short
 convolutions) and MiniMax-M1 / Text-01 (lightning attention, experts in every layer). Encoder-decoder (section 2.1):
 Whisper (an audio encoder run once per 30 s window, a decoder with a fixed cross-attention cache; the
@@ -174,8 +176,9 @@ class Family:
     shared_expert_gate: a sigmoid gate (hidden -> 1) on the shared expert (Qwen2-MoE).
     moe_layer_freq: the DeepSeek rule reads `moe_layer_freq` (DeepSeek's own config field).
     mla:          multi-head latent attention (DeepSeek-V2/V3).
-    state:        the recurrent layer kind of a hybrid ("mamba2", "gated_deltanet", "short_conv", "lightning"),
-                  "" for a transformer.
+    state:        the recurrent layer kind of a hybrid ("mamba1", "mamba2", "gated_deltanet", "short_conv",
+                  "lightning"), "" for a transformer.
+    parallel:     the recurrent mixer runs beside attention in every layer (Falcon-H1), not in layers of its own.
     renamed:      (old key, field): keys the config class pops from its kwargs and uses in place of a field
                   (LFM2's `block_ff_dim` for intermediate_size); the old key wins when both are given.
     layout "encoder_decoder": an encoder-decoder (Whisper), read by `_encoder_decoder`, not the decoder rules.
@@ -214,6 +217,7 @@ class Family:
     mlp_act_params: int = 0  # learned numbers inside each MLP's activation (Apertus' xIELU: alpha_p, alpha_n)
     state_keys: str = "nemotron_h"  # which config keys size its Mamba-2 layers (a key of `_MAMBA_KEYS`)
     renamed: tuple[tuple[str, str], ...] = ()  # (old key, field) the config class reads in place of the field
+    parallel: bool = False  # every layer runs attention and its recurrent mixer side by side (Falcon-H1)
 
 
 _COMMON = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
@@ -496,6 +500,24 @@ FAMILIES: tuple[Family, ...] = (
         "mamba_conv_bias": True, "mamba_proj_bias": False},
         [("layers_block_type", "layer_types")],
         layout="granite_hybrid", experts="granite_hybrid", state="mamba2", state_keys="granite"),
+    _fam("Jamba", "jamba", ["JambaForCausalLM"], "JambaConfig", "Jamba-v0.1, Jamba 1.5 Mini and Large, Jamba Mini 1.6", {
+        "vocab_size": 65536, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 262144,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "num_experts": 16, "num_experts_per_tok": 2,
+        "expert_layer_period": 2, "expert_layer_offset": 1, "attn_layer_period": 8, "attn_layer_offset": 4,
+        "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": "auto", "mamba_conv_bias": True,
+        "mamba_proj_bias": False},
+        [("num_local_experts", "num_experts")],
+        qkv_bias=False, o_bias=False, layout="jamba", experts="jamba", state="mamba1"),
+    _fam("Falcon-H1", "falcon_h1", ["FalconH1ForCausalLM"], "FalconH1Config",
+         "Falcon-H1 (0.5B to 34B), Falcon-H1R, Falcon-H1-Tiny", {
+        "vocab_size": 128000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 8192,
+        "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+        "projectors_bias": False, "mamba_d_ssm": 1024, "mamba_n_heads": 128, "mamba_d_head": "auto",
+        "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_conv_bias": True,
+        "mamba_proj_bias": False, "mamba_rms_norm": False},
+        mlp_bias="mlp_bias", state="mamba2", state_keys="falcon_h1", parallel=True),
     _fam("Qwen3.5", "qwen3_5_text", ["Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration"], "Qwen3_5TextConfig",
          "Qwen3.5 dense (language model; the multimodal release is read through text_config)", {
         "vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32,
@@ -611,15 +633,18 @@ LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
 # "mamba2": Mamba-2 (Dao & Gu 2024, arXiv:2405.21060); "gated_deltanet": gated DeltaNet
 # (Yang, Kautz & Hatamizadeh 2024, arXiv:2412.06464); "short_conv": LFM2's gated short convolution (its
 # state is the convolution's last inputs only); "lightning": lightning attention, a linear attention with a
-# per-head decay (MiniMax-01, arXiv:2501.08313, section 2.2; its state is one head_dim x head_dim matrix per head).
+# per-head decay (MiniMax-01, arXiv:2501.08313, section 2.2; its state is one head_dim x head_dim matrix per head);
+# "mamba1": Mamba-1's selective scan (Gu & Dao 2023, arXiv:2312.00752) as Jamba builds it.
 # "none": a layer with no sequence mixer (NemotronH's MLP-only and MoE-only layers).
-STATE_KINDS = ("mamba2", "gated_deltanet", "short_conv", "lightning")
+STATE_KINDS = ("mamba2", "gated_deltanet", "short_conv", "lightning", "mamba1")
 MIXER_KINDS = LAYER_KINDS + STATE_KINDS + ("none",)
 # FLOPs per state element and token of one recurrent step (the convention of `state_flops_per_token`):
 # Mamba-2: decay h *= a (1), add (dt x) B (2), read y += C h (2); gated DeltaNet: decay S *= a (1),
 # read S^T k (2), write the delta-rule update k (beta (v - S^T k))^T (2), read q^T S (2); lightning: decay
 # S *= lambda (1), add k^T v (2), read q S (2); a short convolution keeps no recurrent state (its taps are weights).
-STATE_FLOPS_PER_ELEMENT = {"mamba2": 5, "gated_deltanet": 7, "short_conv": 0, "lightning": 5}
+# Mamba-1 (Jamba) counts as Mamba-2 does, per channel and state: its discretisation (exp(dt A) and dt B, per
+# element here, per head in Mamba-2) is left out like the gates.
+STATE_FLOPS_PER_ELEMENT = {"mamba2": 5, "gated_deltanet": 7, "short_conv": 0, "lightning": 5, "mamba1": 5}
 STATE_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 MLA_FORMS = ("absorbed", "expanded")
 _SUPPORTED_TEXT = ", ".join(f.label for f in FAMILIES)
@@ -775,6 +800,13 @@ class ModelConfig:
     n_groups: int = 0  # groups sharing one B and C
     mamba_bias: bool = False  # biases on in_proj and out_proj
     mamba_norm: bool = True  # the gated RMSNorm before out_proj
+    mamba_out_bias: bool | None = None  # out_proj's bias when it differs from in_proj's (Falcon-H1); None: mamba_bias
+    # Mamba-1 layers (layer kind "mamba1", Jamba): every channel its own state, no heads
+    mamba_d_inner: int = 0  # channels (mamba_expand x hidden_size)
+    mamba_dt_rank: int = 0  # rank of the dt projection
+    mamba_dt_norms: bool = False  # RMSNorms on dt, B and C (Jamba)
+    # a recurrent mixer beside the attention of every attention layer (Falcon-H1: "mamba2"); "" = none
+    parallel_state: str = ""
     # gated DeltaNet layers (layer kind "gated_deltanet")
     linear_num_key_heads: int = 0
     linear_num_value_heads: int = 0
@@ -932,10 +964,21 @@ class ModelConfig:
         """The layers that attend (and so keep a KV cache): every layer of a transformer, a few of a hybrid."""
         return tuple(i for i, k in enumerate(self.kinds) if k in LAYER_KINDS)
 
+    def state_kind(self, layer: int) -> str:
+        """The recurrent mixer of layer `layer` (one of `STATE_KINDS`), "" if it has none.
+
+        A hybrid's recurrent layer is its kind; a parallel hybrid (Falcon-H1) runs `parallel_state`
+        beside the attention of each attention layer, so such a layer has both a KV cache and a state.
+        """
+        kind = self.kinds[layer]
+        if kind in STATE_KINDS:
+            return kind
+        return self.parallel_state if kind in LAYER_KINDS else ""
+
     @property
     def state_layers(self) -> tuple[int, ...]:
-        """The recurrent layers (Mamba-2, gated DeltaNet): a fixed-size state instead of a KV cache."""
-        return tuple(i for i, k in enumerate(self.kinds) if k in STATE_KINDS)
+        """The layers with a recurrent mixer (`STATE_KINDS`): a fixed-size state, whatever the context."""
+        return tuple(i for i in range(self.num_hidden_layers) if self.state_kind(i))
 
     @property
     def is_hybrid(self) -> bool:
@@ -1020,6 +1063,12 @@ class ModelConfig:
         Convolution taps count with the matmul weights: each multiplies one input per token (2 FLOPs).
         """
         h, k = self.hidden_size, self.conv_kernel
+        if kind == "mamba1":  # Jamba: in_proj h -> (x, z) 2I; conv over I; x_proj I -> (dt, B, C); dt_proj R -> I
+            inner, n, rank = self.mamba_d_inner, self.ssm_state_size, self.mamba_dt_rank
+            matmul = h * 2 * inner + inner * k + inner * (rank + 2 * n) + rank * inner + inner * h
+            other = inner + inner * n + inner  # dt_proj's bias, A_log (a rate per channel and state), D
+            other += (inner if self.conv_bias else 0) + (2 * inner + h if self.mamba_bias else 0)
+            return matmul, other + (rank + 2 * n if self.mamba_dt_norms else 0)
         if kind == "mamba2":
             heads, inner = self.mamba_num_heads, self.mamba_num_heads * self.mamba_head_dim
             bc = 2 * self.n_groups * self.ssm_state_size
@@ -1027,7 +1076,8 @@ class ModelConfig:
             channels = inner + bc
             matmul = h * proj_out + channels * k + inner * h
             other = 3 * heads + (channels if self.conv_bias else 0) + (inner if self.mamba_norm else 0)
-            return matmul, other + (proj_out + h if self.mamba_bias else 0)
+            out_bias = self.mamba_bias if self.mamba_out_bias is None else self.mamba_out_bias
+            return matmul, other + (proj_out if self.mamba_bias else 0) + (h if out_bias else 0)
         if kind == "gated_deltanet":
             hk, hv = self.linear_num_key_heads, self.linear_num_value_heads
             dk, dv = self.linear_key_head_dim, self.linear_value_head_dim
@@ -1049,7 +1099,9 @@ class ModelConfig:
         gated DeltaNet, heads x head_dim x head_dim for lightning attention (no convolution); a short
         convolution keeps its last `conv_kernel` inputs of h channels and no recurrent state.
         """
-        kind = self.kinds[layer]
+        kind = self.state_kind(layer)
+        if kind == "mamba1":  # every channel: its last conv_kernel inputs and its own state of ssm_state_size
+            return self.mamba_d_inner * self.conv_kernel, self.mamba_d_inner * self.ssm_state_size
         if kind == "mamba2":
             inner = self.mamba_num_heads * self.mamba_head_dim
             channels = inner + 2 * self.n_groups * self.ssm_state_size
@@ -1067,7 +1119,8 @@ class ModelConfig:
     def _layer_counts(self) -> dict:
         """How many layers of each part: attention, each recurrent kind, dense MLPs, MoE layers."""
         moe, free = set(self.moe_layers), set(self.ffn_free_layers)
-        counts = {kind: self.kinds.count(kind) for kind in STATE_KINDS}
+        mixers = [self.state_kind(i) for i in range(self.num_hidden_layers)]
+        counts = {kind: mixers.count(kind) for kind in STATE_KINDS}
         counts.update(attention=len(self.attention_layers), moe=len(moe),
                       dense=sum(1 for i in range(self.num_hidden_layers) if i not in moe and i not in free))
         return counts
@@ -1296,7 +1349,7 @@ class ModelConfig:
                                   _whole(len(layers) * per_layer * tokens * per_element)))
         per_state = self._state_bytes_per_element(dtype)
         for kind in STATE_KINDS:
-            layers = [i for i, k in enumerate(self.kinds) if k == kind]
+            layers = [i for i in range(self.num_hidden_layers) if self.state_kind(i) == kind]
             if layers:
                 conv, rec = self.state_elements(layers[0])
                 groups.append(KVGroup(kind, len(layers), None, 0, 0,
@@ -1394,7 +1447,7 @@ class ModelConfig:
         Independent of the context: a Mamba-2 or gated DeltaNet layer's work is linear in
         the sequence length (its projections and convolution are in `params().matmul_active`).
         """
-        return sum(STATE_FLOPS_PER_ELEMENT[self.kinds[i]] * self.state_elements(i)[1] for i in self.state_layers)
+        return sum(STATE_FLOPS_PER_ELEMENT[self.state_kind(i)] * self.state_elements(i)[1] for i in self.state_layers)
 
     def flops_per_token(self, context: int, mla: str = "absorbed") -> int:
         """FLOPs to decode one token whose attention sees `context` keys (itself included).
@@ -1451,7 +1504,7 @@ class ModelConfig:
 
 
 _STATE_LABELS = {"mamba2": "Mamba-2", "gated_deltanet": "gated DeltaNet", "short_conv": "short convolution",
-                 "lightning": "lightning attention"}
+                 "lightning": "lightning attention", "mamba1": "Mamba-1"}
 
 
 def _whole(x):
@@ -2020,13 +2073,28 @@ def _minimax(r: _Reader, layers: int, given) -> tuple:
     return ["full_attention" if (i + 1) % 2 else "lightning" for i in range(layers)], None, None
 
 
+def _period(r: _Reader, period_key: str, offset_key: str) -> tuple[int, int]:
+    """Jamba's (period, offset) pair: layer i is chosen when i % period == offset (offset < period)."""
+    period, offset = r.int(period_key), r.int(offset_key, zero=True)
+    if offset >= period:
+        raise ValueError(f"{r.name(offset_key)} ({offset}) must be smaller than {period_key} ({period})")
+    return period, offset
+
+
+def _jamba(r: _Reader, layers: int, given) -> tuple:
+    """Jamba: attention in every layer i with i % attn_layer_period == attn_layer_offset, Mamba-1 elsewhere."""
+    period, offset = _period(r, "attn_layer_period", "attn_layer_offset")
+    return ["full_attention" if i % period == offset else "mamba1" for i in range(layers)], None, None
+
+
 # name -> (rule, whether the family's config may list `layer_types`)
 _LAYOUTS = {"full": (_full, False), "one_window": (_one_window, False), "qwen": (_qwen, True),
             "dots1": (_dots1, True),
             "qwen2_moe": (_qwen2_moe, True), "qwen3_moe": (_qwen3_moe, False), "alternating": (_alternating, True),
             "gemma3": (_gemma3, True), "smollm3": (_smollm3, True), "llama4": (_llama4, True),
             "nemotron_h": (_nemotron_h, False), "qwen3_next": (_qwen3_next, False), "exaone4": (_exaone4, True),
-            "granite_hybrid": (_granite_hybrid, False), "lfm2": (_lfm2, False), "minimax": (_minimax, False)}
+            "granite_hybrid": (_granite_hybrid, False), "lfm2": (_lfm2, False), "minimax": (_minimax, False),
+            "jamba": (_jamba, False)}
 
 
 def _layer_kinds(r: _Reader, fam: Family, layers: int) -> dict:
@@ -2180,7 +2248,18 @@ def _lfm2_mlp(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
     return dict(intermediate_size=width, moe_layers=())
 
 
-_EXPERT_RULES = {"lfm2": _lfm2_mlp, "every_layer": _every_layer, "granite_hybrid": _granite_hybrid_experts,
+def _jamba_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """Jamba: every layer i with i % expert_layer_period == expert_layer_offset routes among `num_experts`
+    experts of intermediate_size (none when num_experts is 1: transformers then builds the dense MLP)."""
+    period, offset = _period(r, "expert_layer_period", "expert_layer_offset")
+    experts = r.int("num_experts")
+    return dict(num_experts=experts, num_experts_per_tok=r.int("num_experts_per_tok"),
+                moe_intermediate_size=intermediate,
+                moe_layers=tuple(i for i in range(layers) if experts > 1 and i % period == offset))
+
+
+_EXPERT_RULES = {"every_layer": _every_layer, "granite_hybrid": _granite_hybrid_experts, "jamba": _jamba_experts,
+                 "lfm2": _lfm2_mlp,
                  "every_layer_shared": _every_layer_shared, "qwen": _qwen_experts,
                  "deepseek": _deepseek_experts, "hunyuan": _hunyuan_experts,
                  "ernie": _ernie_experts, "llama4": _llama4_experts, "nemotron_h": _nemotron_experts}
@@ -2203,10 +2282,44 @@ def _experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
     return out
 
 
+def _mamba1_fields(r: _Reader) -> dict:
+    """Jamba's Mamba-1 layers: d_inner = mamba_expand x hidden_size channels, each with its own state of
+    mamba_d_state; dt through a rank-`mamba_dt_rank` projection ("auto": ceil(hidden_size / 16), as JambaConfig);
+    RMSNorms on dt, B and C; biases on in_proj and out_proj with mamba_proj_bias. transformers keeps the
+    recurrent state in float32 (its scan runs in float32) and the conv state in the model dtype."""
+    hidden = r.int("hidden_size")
+    rank = r.raw("mamba_dt_rank")
+    rank = math.ceil(hidden / 16) if rank == "auto" else r.int("mamba_dt_rank")
+    return dict(mamba_d_inner=r.int("mamba_expand") * hidden, mamba_dt_rank=rank, mamba_dt_norms=True,
+                ssm_state_size=r.int("mamba_d_state"), conv_kernel=r.int("mamba_d_conv"),
+                conv_bias=r.bool("mamba_conv_bias"), mamba_bias=r.bool("mamba_proj_bias"), state_dtype="fp32")
+
+
+def _falcon_h1_fields(r: _Reader) -> dict:
+    """Falcon-H1's Mamba-2 mixers: mamba_d_ssm channels (mamba_expand x hidden_size when null) in mamba_n_heads
+    heads of mamba_d_head ("auto": d_ssm / heads); in_proj's bias is mamba_proj_bias, out_proj's projectors_bias;
+    the gated RMSNorm only with mamba_rms_norm. State in float32, as transformers keeps it."""
+    inner = r.int("mamba_d_ssm", derived=r.int("mamba_expand") * r.int("hidden_size"))
+    heads = r.int("mamba_n_heads")
+    head_dim = r.raw("mamba_d_head")
+    head_dim = inner // heads if head_dim == "auto" else r.int("mamba_d_head")
+    if head_dim * heads != inner:
+        raise ValueError(f"{r.name('mamba_d_head')} x mamba_n_heads ({head_dim} x {heads}) must be mamba_d_ssm "
+                         f"({inner}), as FalconH1Config requires")
+    return dict(mamba_num_heads=heads, mamba_head_dim=head_dim, ssm_state_size=r.int("mamba_d_state"),
+                n_groups=r.int("mamba_n_groups"), conv_kernel=r.int("mamba_d_conv"),
+                conv_bias=r.bool("mamba_conv_bias"), mamba_bias=r.bool("mamba_proj_bias"),
+                mamba_out_bias=r.bool("projectors_bias"), mamba_norm=r.bool("mamba_rms_norm"), state_dtype="fp32")
+
+
 def _state_fields(r: _Reader, fam: Family) -> dict:
-    """The recurrent layers' sizes (Mamba-2, gated DeltaNet, short convolution; lightning attention is sized by
+    """The recurrent layers' sizes (Mamba-1, Mamba-2, gated DeltaNet, short convolution; lightning attention is sized by
     the attention's heads and head_dim) and the dtype of their state ("model": transformers keeps it in the
     model's dtype)."""
+    if fam.state == "mamba1":
+        return _mamba1_fields(r)
+    if fam.state == "mamba2" and fam.state_keys == "falcon_h1":
+        return dict(_falcon_h1_fields(r), parallel_state=fam.state if fam.parallel else "")
     if fam.state == "mamba2" and fam.state_keys == "granite":
         heads = r.int("mamba_n_heads")
         inner = r.int("mamba_expand") * r.int("hidden_size")
