@@ -363,10 +363,13 @@ def test_published_totals_of_every_family():
     # Nemotron-H paper (arXiv:2504.03624, table 1): Nemotron-H-8B, 8B parameters
     assert round(p("Nemotron-H-8B-Base-8K").total / 1e9) == 8
     # Qwen3.5 model cards (https://huggingface.co/Qwen/Qwen3.5-397B-A17B, .../Qwen3.5-27B): 397B total with 17B
-    # active, and 27B; the totals include the vision encoder, which params() leaves out (396.3B and 26.9B here)
+    # active, and 27B; the totals include the vision encoder, which params() leaves out (396.3B and 26.9B here);
+    # the 27B's ships its vision_config: with its tower (0.46B) the whole release rounds to the card's 27B
     q35 = p("Qwen3.5-397B-A17B")
     assert 396e9 < q35.total < 397e9 and round(q35.active / 1e9) == 17
     assert 26.5e9 < p("Qwen3.5-27B").total < 27e9
+    q27 = load_config("Qwen3.5-27B")
+    assert not q27.vision_defaulted and round((q27.params().total + q27.vision_params) / 1e9) == 27
     # Granite 4.0 model card (https://huggingface.co/ibm-granite/granite-4.0-h-tiny): 7B total, 1B active
     # (6.94B and 1.47B here: 4 attention and 36 Mamba-2 layers, 6 of 64 experts and a shared MLP in every layer)
     tiny = p("granite-4.0-h-tiny")
