@@ -18,6 +18,15 @@ as the page has loaded, to the next step painted) with the size of that page's H
     --cold-runs N      N cold loads, medians reported (one sample is noisy on a shared machine)
     --site DIR [DIR]   measure already built sites, side by side and interleaved, e.g. a build
                        from before a change and one from after it (no build time then)
+    --warm-only        only the warm redraw of every calculator (below); no cold loads, no weights
+
+Warm redraw of every calculator (`warm_redraw`): each page with calculators is open once per site (the
+sites' tabs side by side), Python loaded; then each calculator's input (WARM_INPUTS) is changed
+--runs times, alternating between the sites change by change, and timed from the input event to the
+calculator's outputs in the DOM (`dom_ms`: its data-computed mark, seen by a MutationObserver) and to
+the next frame after it (`frame_ms`: on screen). With two sites, the medians and their ratio
+(second / first) are printed per calculator. `--stages` also times compute_json's stages inside
+Pyodide (the page's own Python, in the snippets' worker), on the same inputs.
 """
 
 from __future__ import annotations
@@ -50,6 +59,97 @@ WARM_JS = """async ([runs]) => {
   }
   return times;
 }"""
+
+
+# per calculator: the input a reader moves, and values to cycle through (none is a default: a stepper's
+# default inputs are drawn at build time and need no Python)
+WARM_INPUTS = {
+    "activations": ("x", ["-3.2", "0.7", "2.5", "4.1", "-0.4"]),
+    "matmul_cost": ("m", ["2", "64", "512", "4096"]),
+    "context_budget": ("input_tokens", ["1000", "20000", "35000"]),
+    "kv_cache": ("context", ["1024", "65536", "200000", "8192"]),
+    "prefill_decode": ("temperature", ["0.7", "1.2", "0.3"]),
+    "request_timeline": ("output_tokens", ["128", "512", "1024"]),
+    "llm_sampling": ("temperature", ["0.5", "1.3", "0.8"]),
+    "tokenizer": ("text", ["The cache grows.", "Keys and values, one token per step.", "Attention is all."]),
+    "model_config": ("context", ["4096", "32768", "65536"]),
+    "model_diagram": ("model", ["Mistral-7B-v0.1", "DeepSeek-V2-Lite", "Llama-3.1-8B"]),
+    "moe_coverage": ("n_tokens", ["1", "16", "256", "4096"]),
+    "flash_stepper": ("seed", ["1", "2", "3"]),
+    "sliding_window": ("w", ["512", "1024", "8192"]),
+    "hybrid_cost": ("share", ["10", "40", "75"]),
+    "roofline_play": ("batch", ["3", "6", "9"]),
+    "ops_per_byte": ("gpu", ["A100-SXM", "H200-SXM", "B200"]),
+    "device_roofline": ("matmul_gflops", ["5000", "20000", "80000"]),
+    "roofline": ("batch", ["8", "64", "256"]),
+    "decode_batching": ("batch", ["8", "64", "256"]),
+    "diffusion_pipeline": ("steps", ["20", "30", "40"]),
+    "denoiser_any": ("steps", ["10", "20", "30"]),
+    "few_step": ("base_steps", ["20", "30", "40"]),
+    "video_generation": ("frames", ["41", "121", "161"]),
+}
+CALC_PAGES = ["neural-networks/", "llm-inference/", "llm-architecture/", "attention/", "bottlenecks/", "image-generation/"]
+
+CHANGE_JS = """async ([name, field, value]) => {
+  const calc = document.querySelector(`[data-calculator="${name}"]`);
+  const input = calc.querySelector(`form [name="${field}"]`);
+  const before = +calc.dataset.computed || 0;
+  let dom = null;
+  const painted = new Promise((resolve) => {
+    const seen = new MutationObserver(() => {
+      if ((+calc.dataset.computed || 0) !== before) { dom = performance.now(); seen.disconnect(); resolve(); }
+    });
+    seen.observe(calc, {attributes: true, attributeFilter: ["data-computed"]});
+  });
+  const t0 = performance.now();
+  input.value = value;
+  input.dispatchEvent(new Event("input", {bubbles: true}));
+  await painted;
+  // on screen: the frame after the change (its rAF callbacks run before its style, layout and paint; a
+  // message posted from one arrives once that frame is done)
+  await new Promise((r) => requestAnimationFrame(() => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = r;
+    ch.port2.postMessage(0);
+  }));
+  const frame = performance.now();
+  const message = calc.querySelector("[data-calc-message]");
+  return {dom: dom - t0, frame: frame - t0, error: message && !message.hidden ? message.textContent : null};
+}"""
+
+# compute_json's stages inside Pyodide: what `compute` does (parse, run, check), then drawing and JSON
+STAGES_PY = """
+import json, time
+from chapter2.calculators import _registry as R
+from chapter2 import charts
+def _stages(name, raw, n):
+    calc = R.get(name)
+    rows = []
+    for _ in range(n):
+        t = [time.perf_counter()]
+        merged = {**calc.defaults(), **json.loads(raw)}
+        args = {f.name: f.parse(merged[f.name]) for f in calc.fields}
+        t.append(time.perf_counter())
+        result = calc.fn(**args)
+        t.append(time.perf_counter())
+        for o in calc.outputs:
+            R._check_output(name, o, result[o.key])
+        t.append(time.perf_counter())
+        out = {o.key: result[o.key] for o in calc.outputs}
+        for o in calc.outputs:
+            if o.kind == "chart":
+                out[o.key] = R.render_chart(name, o, out[o.key])
+            elif o.kind == "bars":
+                out[o.key] = charts.render_bars(out[o.key])
+        t.append(time.perf_counter())
+        json.dumps({"ok": True, "outputs": out})
+        t.append(time.perf_counter())
+        t0 = time.perf_counter(); R.compute_json(name, raw); t.append(time.perf_counter() - t0)
+        rows.append([1000 * (b - a) for a, b in zip(t[:5], t[1:6])] + [1000 * t[6]])
+    rows = list(zip(*rows))
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    return dict(zip(["parse", "compute", "check", "draw", "json", "compute_json"], [round(med(r), 2) for r in rows]))
+"""
 
 
 def first_result(page) -> None:
@@ -129,11 +229,85 @@ def page_weight(browser, url, runs):
     return {"without": without_python, "with": with_python, "warm": warm}
 
 
+def warm_redraw(browser, urls, runs, stages):
+    """Per site, per calculator: [(dom_ms, frame_ms)] over `runs` input changes, changes alternating between the
+    sites; errors shown inline (a bad bench input) are collected; `stages` adds Pyodide stage timings."""
+    results = {u: {} for u in urls}
+    errors = []
+    ctx = browser.new_context()
+    for path in CALC_PAGES:
+        pages = []
+        for url in urls:  # one tab per site, Python loaded in both before any timing
+            page = ctx.new_page()
+            page.goto(url.replace("/neural-networks/", "/" + path), wait_until="load")
+            pages.append(page)
+        names = [n for n in pages[0].eval_on_selector_all("[data-calculator]", "els => els.map(e => e.dataset.calculator)")
+                 if n in WARM_INPUTS]
+        for name in names:
+            field, values = WARM_INPUTS[name]
+            for page in pages:  # the first change loads Python (and the calculator's module and data); two warm it
+                page.bring_to_front()
+                for v in values[:2]:
+                    page.evaluate(CHANGE_JS, [name, field, v])
+            for i in range(runs):
+                for url, page in zip(urls, pages, strict=True):
+                    page.bring_to_front()  # a background tab's frames are throttled
+                    r = page.evaluate(CHANGE_JS, [name, field, values[i % len(values)]])
+                    if r["error"]:
+                        errors.append(f"{name} {field}={values[i % len(values)]}: {r['error']}")
+                    results[url].setdefault(name, []).append((r["dom"], r["frame"]))
+        if stages:
+            for url, page in zip(urls, pages, strict=True):
+                for name in names:  # (each run() is a fresh namespace)
+                    field, values = WARM_INPUTS[name]
+                    code = STAGES_PY + f"_stages({name!r}, {json.dumps(json.dumps({field: values[0]}))}, 15)"
+                    results[url].setdefault("_stages", {})[name] = page.evaluate(
+                        "(c) => window.chapter2.run(c)", code)
+        for page in pages:
+            page.close()
+    ctx.close()
+    return results, errors
+
+
+def print_warm(sites, urls, results, errors):
+    """One line per calculator: median dom and frame ms per site, and the ratio of the last site to the first."""
+    med = statistics.median
+    names = list(results[urls[0]].keys() - {"_stages"})
+    names.sort(key=lambda n: -med(f for _, f in results[urls[0]][n]))
+    head = "".join(f"  {'site ' + str(i + 1) + ' dom/frame ms':>22}" for i in range(len(urls)))
+    print(f"warm redraw, median of {len(results[urls[0]][names[0]])} changes per calculator")
+    print("  sites: " + "; ".join(f"{i + 1} = {s}" for i, s in enumerate(sites)))
+    print(f"{'calculator':<20}{head}" + ("   ratio frame (last/first)" if len(urls) > 1 else ""))
+    summary = {u: [] for u in urls}
+    for name in names:
+        cells, frames = [], []
+        for url in urls:
+            runs = results[url][name]
+            d, f = med(x for x, _ in runs), med(y for _, y in runs)
+            cells.append(f"  {d:>10.1f} / {f:>9.1f}")
+            frames.append(f)
+            summary[url].append(f)
+        ratio = f"   {frames[-1] / frames[0]:.2f}" if len(urls) > 1 else ""
+        print(f"{name:<20}{''.join(cells)}{ratio}")
+    for i, url in enumerate(urls):
+        print(f"site {i + 1}: median over calculators of the frame medians {med(summary[url]):.1f} ms, "
+              f"worst {max(summary[url]):.1f} ms (target: 20 ms)")
+    for i, url in enumerate(urls):
+        if "_stages" in results[url]:
+            print(f"site {i + 1}: compute_json stages in Pyodide (median ms of 15 calls)")
+            for name, st in sorted(results[url]["_stages"].items(), key=lambda kv: -kv[1]["compute_json"]):
+                print(f"  {name:<20}" + " ".join(f"{k} {v:6.2f}" for k, v in st.items()))
+    if errors:
+        print("inputs refused (fix WARM_INPUTS):", *sorted(set(errors)), sep="\n  ")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=30, help="warm recomputes")
     parser.add_argument("--cold-runs", type=int, default=1, help="cold loads (fresh browser context each); medians reported")
     parser.add_argument("--site", nargs="+", help="measure these already built sites (side by side, interleaved) instead of building")
+    parser.add_argument("--warm-only", action="store_true", help="only the warm redraw of every calculator")
+    parser.add_argument("--stages", action="store_true", help="also time compute_json's stages inside Pyodide")
     args = parser.parse_args()
 
     import functools
@@ -164,6 +338,11 @@ def main() -> None:
     weights = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        warm, errors = warm_redraw(browser, urls, args.runs, args.stages)
+        if args.warm_only:
+            browser.close()
+            print_warm([str(s) for s in sites], urls, warm, errors)
+            return
         for _ in range(args.cold_runs):
             for site, url in zip(sites, urls, strict=True):  # interleaved: the machine's load falls on all alike
                 samples[str(site)].append(cold_load(browser, url))
@@ -174,6 +353,7 @@ def main() -> None:
     for server in servers:
         server.shutdown()
 
+    print_warm([str(s) for s in sites], urls, warm, errors)
     med = statistics.median
     for site, runs in samples.items():
         first, warm = weights[site], sorted(weights[site]["warm"])

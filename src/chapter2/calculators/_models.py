@@ -11,6 +11,7 @@ text area (`FieldError("config_json", ...)`).
 from __future__ import annotations
 
 import json
+from functools import cache, lru_cache
 
 from ..format import nbytes, number
 from ..models import ModelConfig, list_configs, load_config
@@ -34,16 +35,28 @@ def model_fields(default: str = "Llama-3.1-8B", label: str = "Model (config.json
     ]
 
 
+@cache
+def shipped(name: str) -> ModelConfig:
+    """`load_config(name)`, read and parsed once per page: a ModelConfig is frozen, so the calculators share it
+    (with the counts it caches), and an input change does not list the config folder and parse the JSON again."""
+    return load_config(name)
+
+
+@lru_cache(maxsize=4)
+def _pasted(text: str) -> ModelConfig:
+    return ModelConfig.from_text(text, name="pasted config.json", what="the pasted text")
+
+
 def pick_model(model: str, config_json: str, options=MODEL_OPTIONS) -> ModelConfig:
     """The pasted config.json if there is one, else the shipped config chosen in the select."""
     if config_json.strip():
         try:
-            return ModelConfig.from_text(config_json, name="pasted config.json", what="the pasted text")
+            return _pasted(config_json)  # the same text, parsed once (a slider moved beside it)
         except (ValueError, TypeError) as err:
             raise FieldError("config_json", f"config.json: {err}") from None
     if model not in dict(options):
         raise FieldError("model", f"Model: choose one of {', '.join(dict(options))}")
-    return load_config(model)
+    return shipped(model)
 
 
 def fit_context(c: ModelConfig, tokens: int, what: str = "Context") -> tuple[int, str]:

@@ -4,6 +4,7 @@ FlashAttention step by step (`flash_stepper`: `chapter2.attention.flash_trace`).
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from .. import charts, roofline, ssm
 from ..attention import attended_pairs, attention_reference, flash_trace
 from ..format import counted, nbytes, number, si, sig
 from . import _charts
-from ..models import load_config
+from ._models import shipped
 from ._registry import Field, Output, calculator
 
 PRESETS = tuple((key, cfg.name) for key, cfg in ssm.HYBRID_PRESETS.items())
@@ -19,11 +20,17 @@ HYBRID_CACHE = charts.ChartSpec("context length (tokens)", "cache of one sequenc
 STACK_NAMES = (("attention", "all attention"), ("hybrid", "hybrid, as shipped"), ("ssm", "all Mamba-2"))
 
 
+@cache
+def _stacks(preset: str) -> dict:
+    """`ssm.stacks_of` the preset's shipped config, built once (frozen configs; their cached counts kept)."""
+    return ssm.stacks_of(shipped(ssm.PRESET_CONFIGS[preset]))
+
+
 def hybrid_cache_chart(preset: str, context: int, dtype: str) -> dict:
     """One sequence's whole cache against context for the preset's real config and its two rebuilds
     (`ssm.stacks_of`): KV of the attention layers in `dtype`, conv states in `dtype`, Mamba-2 states in
     FP32, as transformers keeps them (`ModelConfig.kv_cache_bytes`)."""
-    stacks = ssm.stacks_of(load_config(ssm.PRESET_CONFIGS[preset]))
+    stacks = _stacks(preset)
     hi = max(2**17, 2 ** math.ceil(math.log2(context)) * 2)
     xs = sorted({round(hi * i / 64) for i in range(65)} | {context})
 

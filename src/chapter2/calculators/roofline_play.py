@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .. import charts, hardware, models, roofline
 from ..format import sig
+from ._models import shipped
 from ._registry import Field, FieldError, Output, calculator
 
 GPU_OPTIONS = tuple((key, gpu.name) for key, gpu in hardware.GPUS.items())
@@ -96,7 +97,7 @@ def roofline_play_calc(gpu, dtype, model, batch, context):
     g = hardware.get_gpu(gpu)
     g.peak_flops(dtype)  # a GPU without this data type: ValueError, shown under the form
     b, c = 2**batch, 2**context
-    config = models.load_config(model)
+    config = shipped(model)
     limit = config.max_position_embeddings
     if limit is not None and c > limit:
         raise FieldError("context", f"Context: {c:,} tokens is more than {model}'s context of {limit:,} tokens")

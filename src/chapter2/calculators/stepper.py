@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from .. import hardware, roofline, stepper
 from ..format import nbytes, si
-from ..models import list_configs, load_config
+from ..models import list_configs
+from ._models import shipped
 from . import _charts
 from ._registry import Field, FieldError, Output, calculator
 
@@ -171,7 +172,7 @@ _TIMELINES: dict = {}  # the last few timelines: stepping through the tokens onl
 def _timeline(model, gpu, prompt_tokens, output_tokens, batch):
     key = (model, gpu, prompt_tokens, output_tokens, batch)
     if key not in _TIMELINES:
-        config = load_config(model)
+        config = shipped(model)
         context = config.max_position_embeddings
         if context is not None and prompt_tokens + output_tokens > context:
             raise FieldError("prompt_tokens", f"Prompt: {prompt_tokens:,} + {output_tokens:,} output tokens = "

@@ -57,6 +57,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from .._checks import dtype_bytes, finite_real, positive_int
@@ -736,6 +737,21 @@ class KVGroup:
 # the config
 
 
+def _once(method):
+    """A zero-argument method of a frozen ModelConfig computed once per instance (kept in its __dict__, beside
+    the fields; equality, hashing and `dataclasses.replace` see the fields only). Calculators and the roofline's
+    searches ask for the same counts hundreds of times per input change."""
+    key = "_once_" + method.__name__
+
+    def wrapper(self):
+        if key not in self.__dict__:
+            self.__dict__[key] = method(self)
+        return self.__dict__[key]
+
+    wrapper.__name__, wrapper.__qualname__, wrapper.__doc__ = method.__name__, method.__qualname__, method.__doc__
+    return wrapper
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """The sizes of a decoder-only transformer, read from a Hugging Face config.json.
@@ -954,12 +970,12 @@ class ModelConfig:
         """Query heads sharing one K/V head (1 = multi-head attention, num_attention_heads = multi-query)."""
         return self.num_attention_heads // self.num_key_value_heads
 
-    @property
+    @cached_property
     def kinds(self) -> tuple[str, ...]:
         """The attention kind of every layer ("full_attention", "sliding_attention", "chunked_attention")."""
         return self.layer_types or ("full_attention",) * self.num_hidden_layers
 
-    @property
+    @cached_property
     def attention_layers(self) -> tuple[int, ...]:
         """The layers that attend (and so keep a KV cache): every layer of a transformer, a few of a hybrid."""
         return tuple(i for i, k in enumerate(self.kinds) if k in LAYER_KINDS)
@@ -975,7 +991,7 @@ class ModelConfig:
             return kind
         return self.parallel_state if kind in LAYER_KINDS else ""
 
-    @property
+    @cached_property
     def state_layers(self) -> tuple[int, ...]:
         """The layers with a recurrent mixer (`STATE_KINDS`): a fixed-size state, whatever the context."""
         return tuple(i for i in range(self.num_hidden_layers) if self.state_kind(i))
@@ -1155,6 +1171,7 @@ class ModelConfig:
                 ("dense MLPs", layers * (2 * d * f + f + d), layers * (2 * d * f + f + d)),
                 ("norms", (3 * layers + 1) * 2 * d, (3 * layers + 1) * 2 * d), ("LM head", lm_head, lm_head)]
 
+    @_once
     def param_breakdown(self) -> tuple[ParamPart, ...]:
         """Where the parameters sit: embedding, attention, dense MLPs, routed experts, shared experts,
         routers, norms, LM head (parts with no weights are left out). Sums to `params()`.
@@ -1193,6 +1210,7 @@ class ModelConfig:
         ]
         return tuple(ParamPart(name, total, active) for name, total, active in parts if total)
 
+    @_once
     def params(self) -> ParamCount:
         """Total and per-token active parameter counts (see `ParamCount`).
 
@@ -1271,6 +1289,12 @@ class ModelConfig:
         """
         return _whole(self.kv_cache_elements_per_token(mla=mla) * dtype_bytes("dtype", dtype))
 
+    @cached_property
+    def _held_windows(self) -> tuple[int | None, ...]:
+        """The window of every layer that keeps tokens (None: all of them), so that the sum of `tokens_held`
+        over the layers is sum(min(context, window)); cached: charts ask for hundreds of contexts."""
+        return tuple(self.window_of(i) for i in range(self.num_hidden_layers) if self.kinds[i] in LAYER_KINDS)
+
     def tokens_held(self, layer: int, context: int) -> int:
         """Tokens layer `layer` keeps in its cache for a sequence of `context` tokens.
 
@@ -1294,11 +1318,17 @@ class ModelConfig:
         """
         per_element = dtype_bytes("dtype", dtype)
         per_state = self._state_bytes_per_element(dtype, state_dtype)
+        conv, rec = self._state_totals
+        return _whole(conv * per_element + rec * per_state)
+
+    @cached_property
+    def _state_totals(self) -> tuple[int, int]:
+        """(convolution, recurrent) state elements of every recurrent layer together (cached: `state_bytes`)."""
         conv = rec = 0
         for i in self.state_layers:
             c, r = self.state_elements(i)
             conv, rec = conv + c, rec + r
-        return _whole(conv * per_element + rec * per_state)
+        return conv, rec
 
     def _state_bytes_per_element(self, dtype, state_dtype=None):
         """Bytes of one recurrent-state number: `state_dtype` (default `self.state_dtype`); "model": `dtype`
@@ -1318,7 +1348,7 @@ class ModelConfig:
         batch = positive_int("batch", batch)
         per_element = dtype_bytes("dtype", dtype)
         per_layer = self._kv_per_attention_layer(mla)
-        tokens = sum(self.tokens_held(i, context) for i in range(self.num_hidden_layers))
+        tokens = sum(context if w is None else min(context, w) for w in self._held_windows)  # sum of tokens_held
         return _whole((per_layer * tokens * per_element + self.state_bytes(dtype, state_dtype)
                        + self.cross_kv_bytes(dtype)) * batch)
 
