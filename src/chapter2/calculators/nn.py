@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import activations as act
@@ -77,16 +79,29 @@ def activations_calc(x, beta):
 CHART_X = [v for i in range(61) for v in ((-1e-9, 1e-9) if i == 30 else (round(-6 + 0.2 * i, 10),))]
 
 
+def _curves(beta):
+    """(label, f, f′) of the five activations, Swish at `beta`."""
+    return [("ReLU", act.relu, act.relu_slope), ("SiLU", act.silu, act.silu_slope),
+            (f"Swish, β = {beta:g}", lambda v: act.swish(v, beta), lambda v: act.swish_slope(v, beta)),
+            ("GELU", act.gelu, act.gelu_slope),
+            ("GELU (tanh)", lambda v: act.gelu(v, "tanh"), lambda v: act.gelu_slope(v, "tanh"))]
+
+
+@lru_cache(maxsize=8)
+def _lines(beta) -> dict:
+    """The curves of both charts over CHART_X: they depend on beta alone, so moving x only moves the markers
+    (computed once per beta; the series are never changed after, only drawn)."""
+    grid = np.array(CHART_X)
+    return {key: tuple(charts.series(c[0], grid, c[which](grid), dash=c[0] == "GELU (tanh)") for c in _curves(beta))
+            for key, which in (("values", 1), ("slopes", 2))}
+
+
 def _activation_charts(x, beta):
     """The five activations and their slopes over the slider's range, the current x marked on every curve."""
-    grid = np.array(CHART_X)
-    curves = [("ReLU", act.relu, act.relu_slope), ("SiLU", act.silu, act.silu_slope),
-              (f"Swish, β = {beta:g}", lambda v: act.swish(v, beta), lambda v: act.swish_slope(v, beta)),
-              ("GELU", act.gelu, act.gelu_slope),
-              ("GELU (tanh)", lambda v: act.gelu(v, "tanh"), lambda v: act.gelu_slope(v, "tanh"))]
+    curves = _curves(beta)
     out = {}
     for key, which in (("values", 1), ("slopes", 2)):
-        lines = [charts.series(c[0], grid, c[which](grid), dash=c[0] == "GELU (tanh)") for c in curves]
+        lines = [{**s, "x": list(s["x"]), "y": list(s["y"])} for s in _lines(beta)[key]]  # the caller's own
         points = [charts.point(x, float(c[which](x)), c[0], color=i) for i, c in enumerate(curves)]
         out[key] = charts.chart(lines, points, [charts.rule("x", x, f"x = {x:g}")],
                                 summary=f"Swish uses beta = {beta:g}; beta = 1 is SiLU, a large beta approaches ReLU.")
