@@ -20,8 +20,8 @@ SHIPPED = ["DeepSeek-V2-Lite", "DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B"
            "Mixtral-8x7B-v0.1", "Qwen2-7B", "Qwen3-235B-A22B", "Qwen3-8B", "gemma-3-27b-it", "gpt-oss-120b"]
 FAMILY_CONFIGS = ["AFM-4.5B", "AI21-Jamba-1.5-Mini", "Apertus-8B-Instruct-2509", "ERNIE-4.5-21B-A3B-PT",
                   "EXAONE-4.0-32B", "Falcon-H1-0.5B-Instruct", "GLM-4-9B-0414",
-                  "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Hunyuan-MT-7B", "LFM2-1.2B", "Llama-2-7b-hf", "MiniMax-M1",
-                  "MiniMax-M2", "Ministral-3-3B-Instruct-2512", "Mistral-Nemo-Base-2407",
+                  "GLM-4.5-Air", "Hunyuan-A13B-Instruct", "Hunyuan-MT-7B", "LFM2-1.2B", "LFM2-8B-A1B",
+                  "Llama-2-7b-hf", "MiniMax-M1", "MiniMax-M2", "Ministral-3-3B-Instruct-2512", "Mistral-Nemo-Base-2407",
                   "Mistral-Small-3.1-24B-Instruct-2503",
                   "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron-H-8B-Base-8K", "OLMo-2-1124-7B",
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
@@ -747,11 +747,12 @@ def test_a_pasted_hybrid_config_gives_numbers_in_every_model_calculator():
     nxt = (FAMILY_CONFIG_DIR / "Qwen3-Next-80B-A3B-Instruct.json").read_text()
     lfm2 = (FAMILY_CONFIG_DIR / "LFM2-1.2B.json").read_text()
     m1 = (FAMILY_CONFIG_DIR / "MiniMax-M1.json").read_text()
+    lfm2_moe = (FAMILY_CONFIG_DIR / "LFM2-8B-A1B.json").read_text()
     jamba = (FAMILY_CONFIG_DIR / "AI21-Jamba-1.5-Mini.json").read_text()
     falcon = (FAMILY_CONFIG_DIR / "Falcon-H1-0.5B-Instruct.json").read_text()
     # the calculators that read an LLM config.json (others take a diffusion model's config)
     for name in ("kv_cache", "model_config", "model_diagram", "moe_coverage", "roofline", "decode_batching"):
-        for text in (nano, nxt, lfm2, m1, jamba, falcon):
+        for text in (nano, nxt, lfm2, m1, lfm2_moe, jamba, falcon):
             if text in (lfm2, falcon) and name == "moe_coverage":  # dense models: refused by name, inline
                 with pytest.raises(_registry.FieldError, match=r"\((LFM2|Falcon-H1)\) is a dense model"):
                     _registry.compute(name, {"config_json": text})
@@ -804,6 +805,16 @@ def test_conv_and_lightning_hybrids_by_hand():
         # plus attention over the context in 6 layers; a short convolution keeps no recurrent state to update
         matmul = total - (16 * 2 * d + d + 6 * 2 * hd)
         assert lfm.flops_per_token(context) == 2 * matmul + 6 * 2 * 32 * (hd + hd) * context
+    # LFM2-8B-A1B (https://huggingface.co/LiquidAI/LFM2-8B-A1B): "8.3B" total, "1.5B" active; 8.34B and 1.56B here
+    # (18 conv and 6 attention layers of d = 2,048; 2 dense MLPs of 7,168, then 4 of 32 experts of 1,792 in 22 layers)
+    moe = load_config("LFM2-8B-A1B")
+    d = 2048
+    total = v * d + 18 * (4 * d * d + 3 * d) + 6 * attn + 2 * 3 * d * 7168 + 22 * (32 * 3 * d * 1792 + 32 * d) \
+        + 24 * 2 * d + d
+    p = moe.params()
+    assert p.total == total and p.active == total - 22 * 28 * 3 * d * 1792
+    assert round(p.total / 1e8) == 83 and int(p.active / 1e8) == 15
+    assert moe.kv_cache_bytes(4096, 1, "bf16") == 6 * 2 * 8 * hd * 2 * 4096 + 18 * d * 3 * 2
     # MiniMax-M1: d = 6,144, 80 layers, softmax attention every 8th (10 layers), lightning in 70: 64 heads of 128;
     # qkv_proj d -> 3 x 8,192, output_gate d -> 8,192, an RMSNorm over 8,192, out_proj 8,192 -> d; 32 experts of
     # 9,216 (top 2) in every layer; 200,064 tokens, LM head untied

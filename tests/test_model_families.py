@@ -183,6 +183,8 @@ def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
         raw["num_experts_per_tok"] = 6
     if fam.model_type == "dots1":  # Dots1Config has no default expert counts (None builds no experts)
         raw.update(n_routed_experts=128, num_experts_per_tok=6, n_shared_experts=2)
+    if fam.model_type == "lfm2_moe":  # Lfm2MoeConfig has no default layer pattern (None builds nothing); refused below
+        raw["layer_types"] = ["conv", "conv", "full_attention"] * 10 + ["conv", "full_attention"]
     if fam.model_type in ("hunyuan_v1_dense", "hunyuan_v1_moe"):  # its default head_dim (None) is read as None: transformers builds nothing
         raw["head_dim"] = 128
     config = _check_against_transformers(raw)
@@ -211,6 +213,11 @@ def test_a_different_top_k_per_layer_is_read():
     for bad in ([2], [2, 0], [2, True], [2, 2.5]):
         with pytest.raises(ValueError, match=r"moe_topk.*whole number k >= 1 for each of the 2 layers"):
             ModelConfig.from_hf({**raw, "moe_topk": bad})
+
+
+def test_lfm2_moe_without_its_layer_pattern_is_refused():
+    with pytest.raises(ValueError, match=r"missing 'layer_types' \(needed for LFM2-MoE.*Lfm2MoeConfig has no default"):
+        ModelConfig.from_hf({"architectures": ["Lfm2MoeForCausalLM"], "num_hidden_layers": 4})
 
 
 def test_a_field_without_a_transformers_default_is_named():
@@ -287,6 +294,8 @@ VARIANTS = {
     # its MLP narrows block_ff_dim 60 to 2/3 (40), x 1.5 (60), rounded up to a multiple of 8: 64
     "lfm2": dict(full_attn_idxs=[1, 4], conv_L_cache=3, conv_bias=True, block_ff_dim=60, block_multiple_of=8,
                  block_ffn_dim_multiplier=1.5, tie_embedding=False),
+    "lfm2_moe": dict(layer_types=["conv", "full_attention", "conv", "conv", "full_attention", "conv"], num_experts=5,
+                     num_experts_per_tok=2, moe_intermediate_size=16, num_dense_layers=2, tie_embedding=False),
     "minimax": dict(num_local_experts=4, num_experts_per_tok=2, block_size=4,
                     layer_types=["linear_attention", "full_attention", "linear_attention", "linear_attention",
                                  "linear_attention", "full_attention"]),

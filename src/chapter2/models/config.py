@@ -31,7 +31,7 @@ Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
 NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Jamba (Mamba-1 layers among attention
 layers, experts every other layer), Falcon-H1 (attention and Mamba-2 side by side in every
 layer: a parallel hybrid), Qwen3-Next and Qwen3.5 dense and
-MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`), LFM2 (gated short
+MoE (gated DeltaNet; Qwen3.5's multimodal release read through `text_config`), LFM2 and LFM2-MoE (gated short
 convolutions) and MiniMax-M1 / Text-01 (lightning attention, experts in every layer). Encoder-decoder (section 2.1):
 Whisper (an audio encoder run once per 30 s window, a decoder with a fixed cross-attention cache; the
 decoder-only fields describe its decoder, `encoder_*` its encoder). Every count is the one the
@@ -545,6 +545,13 @@ FAMILIES: tuple[Family, ...] = (
         "layer_types": None},
         qkv_bias=False, o_bias=False, qk_norm=True, eps_key="norm_eps", layout="lfm2", experts="lfm2",
         state="short_conv", renamed=(("block_ff_dim", "intermediate_size"), ("tie_embedding", "tie_word_embeddings"))),
+    _fam("LFM2-MoE", "lfm2_moe", ["Lfm2MoeForCausalLM"], "Lfm2MoeConfig", "Liquid AI LFM2-8B-A1B", {
+        "vocab_size": 65536, "hidden_size": 2048, "intermediate_size": 7168, "moe_intermediate_size": 1792,
+        "num_hidden_layers": 32, "tie_word_embeddings": True, "max_position_embeddings": 128000, "norm_eps": 1e-05,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "conv_bias": False, "conv_L_cache": 3,
+        "num_dense_layers": 2, "num_experts_per_tok": 4, "num_experts": 32, "layer_types": None},
+        qkv_bias=False, o_bias=False, qk_norm=True, eps_key="norm_eps", layout="lfm2", experts="lfm2_moe",
+        norm_topk_prob="norm_topk_prob", state="short_conv", renamed=(("tie_embedding", "tie_word_embeddings"),)),
     _fam("MiniMax", "minimax", ["MiniMaxForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxText01ForCausalLM"],
          "MiniMaxConfig", "MiniMax-Text-01, MiniMax-M1 (40k, 80k)", {
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
@@ -2072,6 +2079,9 @@ def _lfm2(r: _Reader, layers: int, given) -> tuple:
             raise ValueError(f"{r.name('layer_types')} must list 'conv' or 'full_attention' for each of the {layers} "
                              f"layers, got {listed!r}")
         return [names[t] for t in listed], None, None
+    if "full_attn_idxs" not in r.fam.defaults:  # LFM2-MoE: its config class has no layer pattern of its own
+        raise ValueError(f"{r.where} is missing 'layer_types' (needed for {r.fam.label}: 'conv' or "
+                         f"'full_attention' for each of the {layers} layers; {r.fam.config_class} has no default)")
     attends = r.int_list("full_attn_idxs", low=0, high=layers - 1)
     attends = set(range(layers) if attends is None else attends)
     return ["full_attention" if i in attends else "short_conv" for i in range(layers)], None, None
@@ -2278,6 +2288,15 @@ def _lfm2_mlp(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
     return dict(intermediate_size=width, moe_layers=())
 
 
+def _lfm2_moe_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
+    """LFM2-MoE: the first `num_dense_layers` layers have a gated MLP of intermediate_size (as given), the others
+    route among `num_experts` experts of moe_intermediate_size. (Its router's `expert_bias`, one number per expert
+    that steers the choice, is a buffer in transformers, not a parameter, and is not counted.)"""
+    dense = r.int("num_dense_layers", zero=True)
+    return dict(num_experts=r.int("num_experts"), num_experts_per_tok=r.int("num_experts_per_tok"),
+                moe_intermediate_size=r.int("moe_intermediate_size"), moe_layers=tuple(range(min(dense, layers), layers)))
+
+
 def _jamba_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> dict:
     """Jamba: every layer i with i % expert_layer_period == expert_layer_offset routes among `num_experts`
     experts of intermediate_size (none when num_experts is 1: transformers then builds the dense MLP)."""
@@ -2289,7 +2308,7 @@ def _jamba_experts(r: _Reader, fam: Family, layers: int, intermediate: int) -> d
 
 
 _EXPERT_RULES = {"every_layer": _every_layer, "granite_hybrid": _granite_hybrid_experts, "jamba": _jamba_experts,
-                 "lfm2": _lfm2_mlp,
+                 "lfm2": _lfm2_mlp, "lfm2_moe": _lfm2_moe_experts,
                  "every_layer_shared": _every_layer_shared, "qwen": _qwen_experts,
                  "deepseek": _deepseek_experts, "hunyuan": _hunyuan_experts,
                  "ernie": _ernie_experts, "llama4": _llama4_experts, "nemotron_h": _nemotron_experts}
