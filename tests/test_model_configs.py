@@ -433,8 +433,9 @@ def test_fields_left_out_are_reported():
 SUPPORTED = "supported families: Llama, Llama 4, Mistral"
 
 
-@pytest.mark.parametrize("arch", ["FalconForCausalLM", "DbrxForCausalLM", "ExaoneMoeForCausalLM", "Lfm2MoeForCausalLM",
-                                  "Zamba2ForCausalLM", "GPT2LMHeadModel", "LlavaForConditionalGeneration",
+@pytest.mark.parametrize("arch", ["FalconForCausalLM", "DbrxForCausalLM", "ExaoneMoeForCausalLM",
+                                  "Lfm2VlForConditionalGeneration", "Zamba2ForCausalLM", "GPT2LMHeadModel",
+                                  "LlavaForConditionalGeneration",
                                   "Gemma3nForConditionalGeneration"])
 def test_unsupported_architectures_are_refused_by_name_before_any_field(arch):
     # no other field at all: the message is about the class, never a missing field
