@@ -256,7 +256,8 @@ def test_moe_calculator_shows_library_values():
     touched = 128 * (1 - (1 - 8 / 128) ** 64)
     assert out["touched"] == f"{touched:.1f} of 128"
     assert out["batch_for_coverage"] == "36 / 72 tokens"  # ln(0.1)/ln(15/16) = 35.7, ln(0.01)/ln(15/16) = 71.4
-    assert out["curve"][0] == ["1 tok", 100 * 8 / 128]
+    # one picture of the idea: the live chart (a curve over the batch, marked at B), no bars repeating it
+    assert "curve" not in out and out["chart"]["points"][0]["x"] == 64
 
 
 def test_moe_coverage_figure_alt_text_facts():

@@ -224,6 +224,18 @@ def test_experts_touched_by_a_batch():
     assert (la.qwen3_235b_tokens_touching_most().value, la.qwen3_235b_tokens_touching_nearly_all().value) == (36, 72)
 
 
+def test_coverage_table_gives_the_curve_in_numbers():
+    """The reference table the bars' numbers moved to: B = 1, 2, 4, ... 1,024, each row worked out here."""
+    table = la.qwen3_235b_coverage_by_batch()
+    assert [row[0].value for row in table.rows] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    for batch, touched, share in table.rows:
+        expected = E - E * (15 / 16) ** batch.value  # each token leaves an expert unpicked with probability 120/128
+        assert touched.value == pytest.approx(expected) and share.value == pytest.approx(expected / E)
+    assert [str(c) for c in table.rows[0][1:]] == ["8", "6.25 %"]  # one token: its own 8 experts, k / E
+    assert str(table.rows[4][2]) == "64.39 %"  # 16 tokens: 1 - (15/16)^16 = 0.64393
+    assert str(table.rows[-1][2]) == "100 %"
+
+
 def test_expert_weight_traffic_of_a_decode_step():
     assert la.moe_decode_batch().value == 256
     assert la.qwen3_235b_expert_bytes_one_request().value == pytest.approx(K * EXPERT * 2 * LAYERS)

@@ -16,7 +16,6 @@ from . import _charts
 from ._models import MODEL_OPTIONS, experts_picked, model_fields, pick_model
 from ._registry import Field, FieldError, Output, calculator
 
-BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 CUSTOM = "custom"
 MOE_OPTIONS = ((CUSTOM, "E and E_tok typed below"),) + tuple(
     (name, label) for name, label in MODEL_OPTIONS if load_config(name).is_moe)
@@ -39,7 +38,6 @@ MOE_OPTIONS = ((CUSTOM, "E and E_tok typed below"),) + tuple(
         Output("weights_loaded", "Share of expert weights loaded"),
         Output("compute_share", "Share of expert FLOPs per token"),
         Output("batch_for_coverage", "Batch that touches 90 % / 99 % of experts"),
-        Output("curve", "Share of experts touched (%) vs batch size", kind="bars"),
         Output("chart", "Share of experts touched against the batch, marked at B", kind="chart", chart=_charts.MOE),
     ],
 )
@@ -71,6 +69,5 @@ def moe_coverage_calc(model, config_json, n_experts, k, n_tokens):
         "weights_loaded": f"{100 * touched / n_experts:.1f} %",
         "compute_share": f"{100 * k / n_experts:.2f} % (E_tok / E = {k} / {n_experts})",
         "batch_for_coverage": coverage,
-        "curve": [[f"{t} tok", 100 * moe.expected_experts_touched(n_experts, k, t) / n_experts] for t in BATCHES],
         "chart": _charts.moe_chart(n_experts, k, n_tokens),
     }

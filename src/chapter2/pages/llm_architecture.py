@@ -574,6 +574,22 @@ def qwen3_235b_tokens_touching_nearly_all() -> Int:
     return Int(moe.tokens_for_coverage(QWEN3_MOE.n_experts, QWEN3_MOE.k, COVERAGE_NEARLY_ALL))
 
 
+# the batch sizes of the coverage table: powers of two from one token to 1,024
+COVERAGE_BATCHES = tuple(2 ** i for i in range(11))
+
+
+@fact
+def qwen3_235b_coverage_by_batch() -> Table:
+    """Experts one Qwen3-235B-A22B layer touches, and the share of its expert weights a decode step reads, for
+    batches of 1 to 1,024 tokens with uniform routing (`moe.expected_experts_touched`): the values along the
+    live chart's curve at the calculator's defaults, in numbers."""
+    rows = []
+    for batch in COVERAGE_BATCHES:
+        touched = moe.expected_experts_touched(QWEN3_MOE.n_experts, QWEN3_MOE.k, batch)
+        rows.append((Int(batch), Num(touched, 4), share(touched / QWEN3_MOE.n_experts, places=2)))
+    return Table(("tokens in the batch (B)", "experts touched per layer", "expert weights read"), tuple(rows))
+
+
 @fact
 def moe_decode_batch() -> Int:
     """The batch of the MoE decode-step example."""
