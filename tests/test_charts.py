@@ -160,6 +160,8 @@ def test_moe_chart_is_the_coverage_curve_with_t_marked():
     for t, share in zip(curve["x"], curve["y"], strict=True):
         assert share == pytest.approx(100 * moe.expected_experts_touched(128, 8, t) / 128, rel=1e-5)
     assert data["points"][0]["x"] == 40 and data["rules"][0]["at"] == 100 * 8 / 128
+    # in the page's letters: B tokens in the batch (T is the sampling temperature), E_tok experts per token
+    assert data["points"][0]["label"].startswith("B = 40: ") and "E_tok" in curve["label"] and "E_tok / E" in data["rules"][0]["label"]
 
 
 def test_diffusion_charts_mark_the_guided_and_few_step_pipelines():

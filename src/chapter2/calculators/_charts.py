@@ -111,9 +111,9 @@ def moe_chart(n_experts, k, n_tokens) -> dict:
     share = [100 * moe.expected_experts_touched(n_experts, k, t) / n_experts for t in ts]
     now = 100 * moe.expected_experts_touched(n_experts, k, n_tokens) / n_experts
     return charts.chart(
-        [charts.series(f"experts touched (weights loaded), E = {n_experts}, k = {k}", ts, share)],
-        [charts.point(n_tokens, now, f"T = {n_tokens:,}: {sig(now, 3)} %", color=0, legend=True)],
-        [charts.rule("y", 100 * k / n_experts, f"FLOPs per token: k / E = {sig(100 * k / n_experts, 3)} %")],
+        [charts.series(f"experts touched (weights loaded), E = {n_experts}, E_tok = {k}", ts, share)],
+        [charts.point(n_tokens, now, f"B = {n_tokens:,}: {sig(now, 3)} %", color=0, legend=True)],
+        [charts.rule("y", 100 * k / n_experts, f"FLOPs per token: E_tok / E = {sig(100 * k / n_experts, 3)} %")],
         summary="Compute per token stays at k / E of running every expert, while the weights loaded climb "
                 "towards all experts as the batch grows.")
 
