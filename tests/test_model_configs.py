@@ -457,6 +457,13 @@ def _raw(name):
 
 
 BAD_FIELDS = [
+    ("AI21-Jamba-1.5-Mini", {"attn_layer_offset": 8}, ValueError,
+     r"\['attn_layer_offset'\] \(8\) must be smaller than attn_layer_period \(8\)"),
+    ("AI21-Jamba-1.5-Mini", {"expert_layer_period": 0}, ValueError, r"\['expert_layer_period'\] must be >= 1, got 0"),
+    ("AI21-Jamba-1.5-Mini", {"mamba_dt_rank": "half"}, TypeError, r"\['mamba_dt_rank'\] must be a whole number"),
+    ("Falcon-H1-0.5B-Instruct", {"mamba_d_head": 32}, ValueError,
+     r"\['mamba_d_head'\] x mamba_n_heads \(32 x 24\) must be mamba_d_ssm \(1536\)"),
+    ("Falcon-H1-0.5B-Instruct", {"projectors_bias": "no"}, TypeError, r"\['projectors_bias'\] must be true or false"),
     ("Llama-3.1-8B", {"num_key_value_heads": 0}, ValueError, r"\['num_key_value_heads'\] must be >= 1, got 0"),
     ("Llama-3.1-8B", {"head_dim": 0}, ValueError, r"\['head_dim'\] must be >= 1, got 0"),
     ("Llama-3.1-8B", {"hidden_size": None}, TypeError, r"\['hidden_size'\] must be a whole number, got null"),

@@ -196,6 +196,14 @@ def test_a_config_naming_only_the_class_is_the_family_default_model(fam, cls):
     assert {width, layers, "vocab_size"} <= set(config.defaulted)
 
 
+def test_falcon_h1_mamba_width_from_mamba_d_ssm_or_expand():
+    """Falcon-H1's Mamba width is mamba_d_ssm, or mamba_expand x hidden_size when it is null (absent: the class
+    default 1024); mamba_d_head "auto" divides it among the heads."""
+    raw = {**_small_variant("falcon_h1"), "mamba_d_ssm": None, "mamba_d_head": "auto"}
+    config = _check_against_transformers(raw)
+    assert config.mamba_num_heads * config.mamba_head_dim == 2 * 48
+
+
 def test_a_different_top_k_per_layer_is_read():
     """Hunyuan's moe_topk as a list: layer i routes to moe_topk[i] experts (HunYuanMoEV1Gate); the active count
     sums each layer's own k (exact against transformers in the small variant, whose k differ by layer)."""

@@ -2348,7 +2348,7 @@ def _falcon_h1_fields(r: _Reader) -> dict:
     """Falcon-H1's Mamba-2 mixers: mamba_d_ssm channels (mamba_expand x hidden_size when null) in mamba_n_heads
     heads of mamba_d_head ("auto": d_ssm / heads); in_proj's bias is mamba_proj_bias, out_proj's projectors_bias;
     the gated RMSNorm only with mamba_rms_norm. State in float32, as transformers keeps it."""
-    inner = r.int("mamba_d_ssm", derived=r.int("mamba_expand") * r.int("hidden_size"))
+    inner = r.int("mamba_d_ssm", derived=r.int("mamba_expand") * r.int("hidden_size"), null_is_value=True)
     heads = r.int("mamba_n_heads")
     head_dim = r.raw("mamba_d_head")
     head_dim = inner // heads if head_dim == "auto" else r.int("mamba_d_head")
