@@ -564,8 +564,8 @@ def _prefill_extra(config: ModelConfig, P: int) -> int:
     """FLOPs transformers' eager prefill of P tokens multiplies beyond `prefill_flops(P)`, each term a choice of its
     code: every attention layer scores all P x P pairs, then masks the non-causal (windowed, chunked) ones; Llama 4
     runs every expert on every token; a short convolution pads its input with kernel - 1 zeros and computes that many
-    outputs more, then drops them; lightning attention prefills in blocks of `block_size` b (MiniMax-01, section
-    2.2.1): within a block as attention, q k^T then its product with v (2 b^2 d each per head), across blocks through
+    outputs more, then drops them; lightning attention prefills in blocks of `block_size` b (Lightning Attention-2,
+    arXiv:2401.04658): within a block as attention, q k^T then its product with v (2 b^2 d each per head), across blocks through
     the state, q S and the next k^T v (2 b d^2 each), instead of the recurrence's 5 d^2 per token and head; Jamba's
     Mamba-1 scans token by token, its causal conv padded to P + kernel - 1 outputs, and the counter sees each step's
     C h readout (2 of the convention's 5 FLOPs per state number)."""

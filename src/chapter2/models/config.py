@@ -641,7 +641,7 @@ LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
 # "mamba2": Mamba-2 (Dao & Gu 2024, arXiv:2405.21060); "gated_deltanet": gated DeltaNet
 # (Yang, Kautz & Hatamizadeh 2024, arXiv:2412.06464); "short_conv": LFM2's gated short convolution (its
 # state is the convolution's last inputs only); "lightning": lightning attention, a linear attention with a
-# per-head decay (MiniMax-01, arXiv:2501.08313, section 2.2; its state is one head_dim x head_dim matrix per head);
+# per-head decay (MiniMax-01, arXiv:2501.08313; its state is one head_dim x head_dim matrix per head);
 # "mamba1": Mamba-1's selective scan (Gu & Dao 2023, arXiv:2312.00752) as Jamba builds it.
 # "none": a layer with no sequence mixer (NemotronH's MLP-only and MoE-only layers).
 STATE_KINDS = ("mamba2", "gated_deltanet", "short_conv", "lightning", "mamba1")
