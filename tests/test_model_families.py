@@ -585,7 +585,32 @@ def _prefill_extra(config: ModelConfig, P: int) -> int:
         elif config.kinds[i] == "mamba1":
             conv, state = config.state_elements(i)
             extra += 2 * conv * (config.conv_kernel - 1) - 3 * state * P
+        elif config.state_kind(i) in ("mamba2", "gated_deltanet"):  # Falcon-H1: beside attention, in every layer
+            conv, _ = config.state_elements(i)  # conv_kernel inputs per channel: the padded conv's kernel - 1 outputs
+            extra += 2 * conv * (config.conv_kernel - 1) + _chunked_minus_recurrence(config, i, P)
     return extra
+
+
+def _chunked_minus_recurrence(config: ModelConfig, layer: int, P: int) -> int:
+    """The products transformers' torch prefill of a Mamba-2 or gated DeltaNet layer multiplies, less the recurrence
+    the convention counts (5 or 7 FLOPs per state number and token). Both pad P to nc chunks of Q (T = nc Q):
+
+    Mamba-2's SSD (`mamba2_chunk_scan`: H heads of p values, state n): within each chunk C B^T (2 H Q^2 n) and its
+    product with x (2 H Q^2 p); the chunk's final states B^T x (2 H T p n); the (nc + 1) x (nc + 1) decay across chunk
+    states (2 H (nc + 1)^2 p n); their readout C h (2 H T p n). Quadratic only within a chunk, linear across chunks.
+    Gated DeltaNet (`torch_chunk_gated_delta_rule`, Q = 64: Hv value heads, keys of dk, values of dv): per chunk the
+    UT system k_beta k^T and q k^T (2 Hv Q^2 dk each), then k_cumdecay S, q S and k^T v_new (2 Hv Q dk dv each) and
+    the intra-chunk product with v_new (2 Hv Q^2 dv); its two triangular solves are not matmuls the counter sees."""
+    if config.state_kind(layer) == "mamba2":
+        H, p, n = config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size
+        Q = config.raw.get("chunk_size") or config.raw["mamba_chunk_size"]
+        nc = -(-P // Q)
+        chunked = 2 * H * (nc * Q * Q * (n + p) + 2 * nc * Q * p * n + (nc + 1) ** 2 * p * n)
+        return chunked - 5 * H * p * n * P
+    H, dk, dv, Q = config.linear_num_value_heads, config.linear_key_head_dim, config.linear_value_head_dim, 64
+    nc = -(-P // Q)
+    chunked = 2 * H * nc * Q * (2 * Q * dk + 3 * dk * dv + Q * dv)
+    return chunked - 7 * H * dk * dv * P
 
 
 @pytest.mark.parametrize("model_type", list(VARIANTS) + list(WRAPPER_CASES))
@@ -603,20 +628,18 @@ def test_small_variant_decode_flops_match_the_flop_counter(model_type):
 
 
 @pytest.mark.parametrize("model_type", [f.model_type for f in FAMILIES
-                                        if f.state in ("", "short_conv", "lightning", "mamba1")
-                                        and f.model_type not in ENCODER_DECODERS | WRAPPERS_ONLY] + list(WRAPPER_CASES))
+                                        if f.model_type not in ENCODER_DECODERS | WRAPPERS_ONLY] + list(WRAPPER_CASES))
 def test_small_variant_prefill_flops_match_the_flop_counter(model_type):
-    """A prefill of P tokens in one forward: `prefill_flops(P)` plus what the eager code multiplies beyond it
-    (`_prefill_extra`: masked attention pairs, a padded convolution's extra outputs, lightning's blockwise form,
-    Mamba-1's token-by-token scan). Mamba-2 and DeltaNet hybrids (NemotronH, Granite 4.0-H, Falcon-H1, Qwen3-Next,
-    Qwen3.5) are left to the decode check: transformers prefills them with chunked algorithms (Mamba-2's SSD,
-    DeltaNet's chunked delta rule) whose many small products are not written out here."""
+    """A prefill of P tokens in one forward (transformers' torch path, as on a CPU): `prefill_flops(P)` plus what the
+    eager code multiplies beyond it (`_prefill_extra`: masked attention pairs, a padded convolution's extra outputs,
+    lightning's blockwise form, Mamba-1's token-by-token scan, Mamba-2's and DeltaNet's chunked algorithms in place
+    of the recurrence, `_chunked_minus_recurrence`). Hybrids at three prompt lengths: inside one chunk, past it."""
     raw = _small_variant(model_type)
     config = ModelConfig.from_hf(raw)
     model = _eager_model(raw)
-    P = 9
-    counted = _counted(lambda: model(torch.arange(2, P + 2)[None], use_cache=False))
-    assert counted == config.prefill_flops(P, mla="expanded") + _prefill_extra(config, P)
+    for P in ((5, 9, 70) if config.is_hybrid else (9,)):
+        counted = _counted(lambda P=P: model(torch.arange(2, P + 2)[None], use_cache=False))
+        assert counted == config.prefill_flops(P, mla="expanded") + _prefill_extra(config, P), P
 
 
 # -----------------------------------------------------------------------------

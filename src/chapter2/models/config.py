@@ -1507,6 +1507,16 @@ class ModelConfig:
         An encoder-decoder's prefill also runs what happens once per input window, before the first
         token: the encoder (`encoder_flops`) and cross-attention's k and v projections of its output
         (`cross_kv_flops`). Decoding then costs `flops_per_token` per token, encoder excluded.
+
+        A hybrid's Mamba-2 or gated DeltaNet layers count the recurrence, `state_flops_per_token()` per
+        position, as if the prompt were decoded token by token. transformers' torch prefill (the path
+        without CUDA kernels) runs chunked algorithms instead, which reach the same output by other
+        products: Mamba-2's SSD (chunks of Q = chunk_size, nc = ceil(P / Q)) multiplies
+        2H [nc Q^2 (n + p) + 2 nc Q p n + (nc + 1)^2 p n] per layer for H heads of p values and state n,
+        the chunked delta rule 2 Hv nc Q (2 Q dk + 3 dk dv + Q dv) with Q = 64, against the
+        convention's 5 H p n P and 7 Hv dk dv P; both stay linear in P across chunks, quadratic only
+        within one. The padded causal conv also computes conv_kernel - 1 outputs it drops.
+        tests/test_model_families.py checks each term exactly against FlopCounterMode.
         """
         P = positive_int("prompt_tokens", prompt_tokens)
         return ((2 * self.params().matmul_active + self.state_flops_per_token()) * P
