@@ -790,6 +790,31 @@ def test_a_pasted_hybrid_config_gives_numbers_in_every_model_calculator():
     assert "36 full attention (each with a Mamba-2 mixer beside it" in out["attention"]
 
 
+def test_conv_and_lightning_hybrid_configs_are_checked():
+    """A bad layer pattern or a MiniMax option transformers does not build is refused, naming the key and value."""
+    for raw, message in (
+            ({"architectures": ["MiniMaxM1ForCausalLM"], "num_hidden_layers": 2, "attn_type_list": [0, 2]},
+             r"config\['attn_type_list'\] must give 0 \(lightning\) or 1 \(softmax attention\).*\[0, 2\]"),
+            ({"architectures": ["MiniMaxForCausalLM"], "sliding_window": 4096},
+             r"config\['sliding_window'\] is 4096: not read for MiniMax"),
+            ({"architectures": ["MiniMaxM1ForCausalLM"], "shared_intermediate_size": 1024},
+             r"config\['shared_intermediate_size'\] is 1024: not read for MiniMax.*shared MLP"),
+            ({"architectures": ["Lfm2ForCausalLM"], "num_hidden_layers": 2, "layer_types": ["conv", "mamba"]},
+             r"config\['layer_types'\] must list 'conv' or 'full_attention' for each of the 2 layers"),
+            ({"architectures": ["Lfm2ForCausalLM"], "num_hidden_layers": 2, "full_attn_idxs": [5]},
+             r"config\['full_attn_idxs'\] entries must be in \[0, 1\], got 5"),
+            ({"architectures": ["Lfm2ForCausalLM"], "block_ffn_dim_multiplier": "1.0"},
+             r"config\['block_ffn_dim_multiplier'\] must be a number > 0 or null, got '1.0'")):
+        with pytest.raises(ValueError, match=message):
+            ModelConfig.from_hf(raw)
+    # LFM2's MLP width: without a multiplier, 2/3 of intermediate_size and no rounding (as Lfm2MLP builds it);
+    # block_ff_dim, the older name, wins over intermediate_size
+    lfm2 = {"architectures": ["Lfm2ForCausalLM"], "intermediate_size": 300}
+    assert ModelConfig.from_hf({**lfm2, "block_ffn_dim_multiplier": None}).intermediate_size == 200
+    assert ModelConfig.from_hf(lfm2).intermediate_size == 256  # 200 rounded up to a multiple of 256
+    assert ModelConfig.from_hf({**lfm2, "block_ff_dim": 1200, "block_multiple_of": 100}).intermediate_size == 800
+
+
 def test_conv_and_lightning_hybrids_by_hand():
     """LFM2-1.2B and MiniMax-M1 from their weight shapes written out: counts, the cache at two contexts, decode FLOPs."""
     # LFM2-1.2B: d = 2,048, 16 layers (attention at 2, 5, 8, 10, 12, 14), 32 heads of 64 with 8 KV heads, q/k norms;

@@ -2102,10 +2102,12 @@ def _minimax(r: _Reader, layers: int, given) -> tuple:
     `attn_type_list` (its remote-code config, as released: 0 lightning, 1 softmax attention); else
     transformers' default, the layers alternating from full attention. A sliding window and a shared MLP
     (the remote code's shared_intermediate_size) are not read: transformers builds neither."""
-    for key in ("sliding_window", "shared_intermediate_size"):
+    why = {"sliding_window": "transformers masks its attention layers to the window but caches every token",
+           "shared_intermediate_size": "MiniMax's remote code then adds a shared MLP that transformers' "
+                                       "MiniMaxForCausalLM does not build"}
+    for key, reason in why.items():
         if r.c.get(key):
-            raise ValueError(f"{r.name(key)}: a MiniMax model with a {key.replace('_', ' ')} is not read "
-                             f"(transformers' MiniMaxForCausalLM builds none); got {r.c[key]!r} (null or 0 expected)")
+            raise ValueError(f"{r.name(key)} is {r.c[key]!r}: not read for MiniMax ({reason}); null or 0 expected")
     listed, codes = r.raw("layer_types"), r.c.get("attn_type_list")
     if listed is not None:
         names = {"linear_attention": "lightning", "full_attention": "full_attention"}
