@@ -1,4 +1,10 @@
-"""One look for every figure: transparent background, grey ink that reads in light and dark mode."""
+"""One look for every figure: transparent background, grey ink that reads in light and dark mode.
+
+Each figure is drawn twice: for the desktop column, and for a phone (`phone()` is true while it draws the
+phone variant). A 375 px phone shows a figure in a column of 317 to 343 CSS px; the desktop drawing, 6 to 10
+inches wide, would be shrunk there until its text is 3 to 5 px. The phone drawing is `PHONE_WIDTH` inches wide
+(about the column, so it is shown near 1:1) with every text at least `PHONE_PT` points: at least 11 px on screen.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,28 @@ import contextlib
 from ...charts import INK, PALETTE
 
 
+PHONE_WIDTH = 4.3  # inches: 310 pt, shown at 317 to 343 CSS px on a 375 px phone
+PHONE_PT = 12.0  # the smallest text of a phone drawing, in points (= px at 1:1); 11 px after the column's scale
+_PHONE = [False]
+
+
+def phone() -> bool:
+    """True while the phone variant of a figure is drawn (see the module docstring)."""
+    return _PHONE[0]
+
+
+def pt(size: float) -> float:
+    """A font size: `size` on the desktop drawing, at least PHONE_PT on the phone one."""
+    return max(size, PHONE_PT) if _PHONE[0] else size
+
+
+def size(desktop: tuple[float, float], phone_height: float) -> tuple[float, float]:
+    """A figure size in inches: `desktop`, or PHONE_WIDTH wide and `phone_height` tall on the phone drawing."""
+    return (PHONE_WIDTH, phone_height) if _PHONE[0] else desktop
+
+
 @contextlib.contextmanager
-def style():
+def style(*, phone: bool = False):
     import matplotlib as mpl
 
     rc = {
@@ -34,5 +60,37 @@ def style():
         "figure.figsize": (6.4, 3.8),
         "path.simplify": False,
     }
-    with mpl.rc_context(rc):
-        yield
+    if phone:
+        rc.update({key: PHONE_PT for key in ("font.size", "axes.titlesize", "axes.labelsize", "xtick.labelsize",
+                                              "ytick.labelsize", "legend.fontsize", "legend.title_fontsize",
+                                              "figure.titlesize")})
+        rc["figure.figsize"] = (PHONE_WIDTH, 3.4)
+    _PHONE[0] = phone
+    try:
+        with mpl.rc_context(rc):
+            yield
+    finally:
+        _PHONE[0] = False
+
+
+def wrap(text: str, chars: int) -> str:
+    """`text` on the desktop drawing; on the phone one, broken into lines of at most `chars` characters."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, chars, break_on_hyphens=False)) if _PHONE[0] else text
+
+
+def legend_below(ax, *, drop: float = 0.62, handles=None, **options):
+    """A legend under the axes (`drop` inches below their bottom edge, under the tick labels and the axis
+    label, from the figure's left edge), one entry a row: where a phone drawing puts it, instead of over the lines. Left out of
+    `tight_layout` (which would shrink the axes to fit it) and put back for the saved drawing's bounds."""
+    from matplotlib.transforms import ScaledTranslation, blended_transform_factory
+
+    fig = ax.figure  # left edge: the figure's (under the axis label), top: `drop` below the axes
+    anchor = blended_transform_factory(fig.transFigure, ax.transAxes) + ScaledTranslation(0, -drop, fig.dpi_scale_trans)
+    if handles is not None:
+        options["handles"] = handles
+    options.setdefault("handlelength", 1.6)
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(0, 0), bbox_transform=anchor, borderaxespad=0, **options)
+    legend.set_in_layout(False)  # tight_layout must not squeeze the axes to make room; render_svg counts it again
+    return legend

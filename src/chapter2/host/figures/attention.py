@@ -4,18 +4,18 @@ import numpy as np
 
 from ... import attention as attn
 from . import figure
-from ._style import INK, PALETTE
+from ._style import INK, PALETTE, phone, size, wrap
 
 
-def _mask_panel(ax, mask, title):
+def _mask_panel(ax, mask, title, every=2):
     from matplotlib.colors import ListedColormap
 
     ax.imshow(mask.astype(float), cmap=ListedColormap([(0, 0, 0, 0), PALETTE[0]]), vmin=0, vmax=1)
     n_q, n_k = mask.shape
     ax.set_xticks(np.arange(n_k), minor=True)
     ax.set_yticks(np.arange(n_q), minor=True)
-    ax.set_xticks(np.arange(n_k)[::2])
-    ax.set_yticks(np.arange(n_q)[::2])
+    ax.set_xticks(np.arange(n_k)[::every])
+    ax.set_yticks(np.arange(n_q)[::every])
     ax.grid(False)
     for x in np.arange(n_k + 1) - 0.5:
         ax.axvline(x, color=INK, linewidth=0.4, alpha=0.5)
@@ -26,7 +26,7 @@ def _mask_panel(ax, mask, title):
 
 @figure("causal_mask", alt="An 8 by 8 grid of query positions (rows) against key positions (columns). Cells on and "
         "below the diagonal are filled: query i may attend to keys 0 through i. Cells above the diagonal are empty: "
-        "no token sees the future. 36 of the 64 pairs are computed.")
+        "no token sees the future. 36 of the 64 pairs are computed.", phone=False)
 def causal_mask_figure():
     import matplotlib.pyplot as plt
 
@@ -44,9 +44,13 @@ def sliding_window_mask_figure():
     import matplotlib.pyplot as plt
 
     n, w = 12, 4
-    fig, (left, right) = plt.subplots(1, 2, figsize=(7.6, 3.9))
-    _mask_panel(left, attn.attention_mask(n, causal=True), f"causal: {attn.attended_pairs(n, causal=True)} pairs")
-    _mask_panel(right, attn.attention_mask(n, window=w), f"window w={w}: {attn.attended_pairs(n, window=w)} pairs")
+    every = 4 if phone() else 2  # a phone's panel is half as wide: a tick every 4 positions
+    fig, (left, right) = plt.subplots(1, 2, figsize=size((7.6, 3.9), 2.9), sharey=phone())
+    _mask_panel(left, attn.attention_mask(n, causal=True), wrap(f"causal: {attn.attended_pairs(n, causal=True)} pairs", 10), every)
+    _mask_panel(right, attn.attention_mask(n, window=w), wrap(f"window w={w}: {attn.attended_pairs(n, window=w)} pairs", 12), every)
+    if phone():
+        left.set_xlabel("key j")
+        right.set(xlabel="key j", ylabel="")
     fig.tight_layout()
     return fig
 
@@ -63,7 +67,7 @@ def attention_weights_figure():
     k = rng.standard_normal((1, 1, n, d))
     weights = attn.attention_weights(q, k, causal=True)[0, 0]  # (N, N)
     shown = np.ma.masked_where(~attn.attention_mask(n, causal=True), weights)
-    fig, ax = plt.subplots(figsize=(4.6, 3.9))
+    fig, ax = plt.subplots(figsize=size((4.6, 3.9), 3.6))
     image = ax.imshow(shown, cmap="viridis", vmin=0, vmax=1)
     ax.grid(False)
     ax.set(title="softmax(QK^T / sqrt(d)), causal", xlabel="key position j", ylabel="query position i",
@@ -89,7 +93,8 @@ def flash_schedule_figure():
         ("causal, N=1024", attn.flash_schedule(1024, causal=True, block_q=128, block_k=128)),
         ("window 256, N=2048", attn.flash_schedule(2048, window=256, block_q=128, block_k=128)),
     ]
-    fig, axes = plt.subplots(1, 2, figsize=(8.2, 4.3))
+    stacked = phone()  # one panel above the other on a phone
+    fig, axes = plt.subplots(2 if stacked else 1, 1 if stacked else 2, figsize=size((8.2, 4.3), 8.0))
     for ax, (title, tiles) in zip(axes, cases, strict=True):
         ax.imshow(tiles, cmap=cmap, vmin=0, vmax=2)
         ax.grid(False)
@@ -103,6 +108,10 @@ def flash_schedule_figure():
         ax.set(title=f"{title}: {done} of {tiles.size} tiles", xlabel="key block (128 keys)", ylabel="query block (128 queries)")
     handles = [Patch(color=PALETTE[0], label="computed"), Patch(color=PALETTE[1], label="computed with mask"),
                Patch(facecolor="none", edgecolor=INK, label="skipped")]
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.legend(handles=handles, loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0.0))
+    if stacked:
+        fig.tight_layout(rect=(0, 0.07, 1, 1))
+        fig.legend(handles=handles, loc="lower center", ncol=2, bbox_to_anchor=(0.5, 0.0))
+    else:
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        fig.legend(handles=handles, loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0.0))
     return fig

@@ -7,7 +7,7 @@ bound leaves out (speculative decoding) is drawn apart; it may pass 1.
 
 from ... import measurements
 from . import figure
-from ._style import PALETTE
+from ._style import PALETTE, phone, pt, size
 
 GROUPS = (
     ("kernel_tflops", "kernels, FLOP/s"),
@@ -48,24 +48,52 @@ def _alt() -> str:
             f"bound leaves out: {'; '.join(beyond)}.")
 
 
+PHONE_LINE = 0.22  # inches: one line of a phone drawing's bar label (12 pt text and its leading)
+PHONE_BAR = 0.17  # inches: a bar's thickness on the phone drawing
+
+
+def _phone_bars(plt, data, colors):
+    """The bars for a phone: each label on its own line(s) above its bar (no room for a column of labels
+    beside the bars), a long one broken after its comma; y is in inches from the top."""
+    labels = [label.replace(", ", ",\n", 1) if len(label) > 36 else label for _, label, _, _ in data]
+    heights = [PHONE_LINE * (1 + label.count("\n")) + PHONE_BAR + 0.1 for label in labels]
+    fig, ax = plt.subplots(figsize=size((0, 0), sum(heights) + 0.6))
+    top = 0.0
+    for (group, _, ratio, trick), label, height in zip(data, labels, heights, strict=True):
+        bar = top - height + 0.05 + PHONE_BAR / 2  # the bar's centre, under its label
+        ax.barh(bar, ratio, color=colors[group], hatch="//" if trick else None, edgecolor="none", height=PHONE_BAR)
+        ax.text(ratio + 0.01, bar, f"{ratio:.2f}", va="center", fontsize=pt(7))
+        ax.text(0.005, bar + PHONE_BAR / 2 + 0.02, label, va="bottom", fontsize=pt(7), linespacing=1.1)
+        top -= height
+    ax.set_yticks([])
+    ax.set_xticks([0, 0.5, 1.0])
+    ax.set_ylim(top, 0.05)
+    return fig, ax
+
+
 @figure("measured_vs_bound", alt=_alt())
 def measured_vs_bound():
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
     data = rows()
-    fig, ax = plt.subplots(figsize=(7.2, 0.26 * len(data) + 1.2))
-    ys = list(range(len(data)))[::-1]
     colors = {g: PALETTE[i % len(PALETTE)] for i, (_, g) in enumerate(GROUPS)}
-    for y, (group, _, ratio, trick) in zip(ys, data, strict=True):
-        ax.barh(y, ratio, color=colors[group], hatch="//" if trick else None, edgecolor="none", height=0.7)
-        ax.text(ratio + 0.01, y, f"{ratio:.2f}", va="center", fontsize=7)
-    ax.set_yticks(ys, [label for _, label, _, _ in data], fontsize=7)
+    if phone():
+        fig, ax = _phone_bars(plt, data, colors)
+    else:
+        fig, ax = plt.subplots(figsize=(7.2, 0.26 * len(data) + 1.2))
+        ys = list(range(len(data)))[::-1]
+        for y, (group, _, ratio, trick) in zip(ys, data, strict=True):
+            ax.barh(y, ratio, color=colors[group], hatch="//" if trick else None, edgecolor="none", height=0.7)
+            ax.text(ratio + 0.01, y, f"{ratio:.2f}", va="center", fontsize=7)
+        ax.set_yticks(ys, [label for _, label, _, _ in data], fontsize=7)
+        ax.set(ylim=(-0.7, len(data) - 0.3))
     ax.axvline(1.0, linestyle=":", linewidth=1.2, color="#8a8f98")
     handles = [Patch(color=colors[g], label=g) for _, g in GROUPS]
     handles.append(Patch(facecolor="none", hatch="//", edgecolor="#8a8f98", label="a trick the bound leaves out"))
-    ax.set(xlabel="measured ÷ roofline bound", xlim=(0, 1.3), ylim=(-0.7, len(data) - 0.3))
-    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2, fontsize=7)
+    ax.set(xlabel="measured ÷ roofline bound", xlim=(0, 1.3))
+    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncols=1 if phone() else 2, fontsize=pt(7),
+              handlelength=1.6 if phone() else 2.0)
     ax.grid(axis="y", visible=False)
     fig.tight_layout()
     return fig

@@ -24,7 +24,7 @@ def _alt() -> str:
             f"{sig(full.pass_time, 2)} s per pass, so {sig(full.time, 2)} s for 50 guided steps; few-step markers: {few}.")
 
 
-@figure("diffusion_passes", alt=_alt())
+@figure("diffusion_passes", alt=_alt(), phone=False)  # on no page today: drawn for the desktop only
 def diffusion_figure():
     import matplotlib.pyplot as plt
 
@@ -106,14 +106,28 @@ def _arrow(fig, x0, x1, y, text):
 @figure("latent_pipeline", alt=_pipeline_alt())
 def latent_pipeline_figure():
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import FancyArrowPatch, Rectangle
 
-    from ._style import INK, PALETTE
+    from ._style import INK, PALETTE, phone
 
     s = latent_pipeline_sizes()
-    fig = plt.figure(figsize=(9.6, 3.4))
-    lefts, width, bottom, height = (0.0, 0.26, 0.52, 0.78), 0.2, 0.08, 0.56
-    axes = [fig.add_axes((x, bottom, width, height)) for x in lefts]
+    g = s["grid"]
+    titles = [f"pixels\n{s['size']:,} × {s['size']:,} × 3\n{s['pixel_values']:,} values",
+              f"latent\n{s['latent_side']} × {s['latent_side']} × {s['channels']} channels\n{s['latent_values']:,} values",
+              f"patches\n{g} × {g} grid of {s['patch']} × {s['patch']} patches\n(grid lines every 8 patches)",
+              f"tokens\n{s['tokens']:,} in one sequence"]
+    steps = [f"VAE ÷{s['vae']}", f"cut {s['patch']}×{s['patch']}", "flatten"]
+    each = f"each: {s['values_per_token']} latent values\n→ {s['width']:,} numbers wide"
+    if phone():  # one stage a row, read downwards: the panel on the left, its words on the right
+        side, gap = 1.2, 0.5  # inches: a panel's side, the space between rows (the arrow)
+        height = 4 * side + 3 * gap + 0.1
+        fig = plt.figure(figsize=(4.3, height))
+        lows = [height - 0.05 - side - i * (side + gap) for i in range(4)]
+        axes = [fig.add_axes((0.01, low / height, side / 4.3, side / height)) for low in lows]
+    else:
+        fig = plt.figure(figsize=(9.6, 3.4))
+        lefts, width, bottom, height = (0.0, 0.26, 0.52, 0.78), 0.2, 0.08, 0.56
+        axes = [fig.add_axes((x, bottom, width, height)) for x in lefts]
     for ax in axes:
         ax.set_axis_off()
         ax.set_xlim(0, 1)
@@ -122,16 +136,12 @@ def latent_pipeline_figure():
     pixels, latent, patches, tokens = axes
 
     pixels.imshow(_scene(), extent=(0.05, 0.95, 0.05, 0.95), interpolation="nearest")
-    pixels.set_title(f"pixels\n{s['size']:,} × {s['size']:,} × 3\n{s['pixel_values']:,} values", fontsize=9)
 
     for c in range(min(s["channels"], 8)):  # a stack of channel planes (8 of the 16 drawn)
         off = 0.025 * c
         latent.add_patch(Rectangle((0.15 + off, 0.1 + off), 0.65, 0.65, facecolor=PALETTE[c % 3], alpha=0.35,
                                    edgecolor=INK, linewidth=0.6))
-    latent.set_title(f"latent\n{s['latent_side']} × {s['latent_side']} × {s['channels']} channels\n"
-                     f"{s['latent_values']:,} values", fontsize=9)
 
-    g = s["grid"]
     patches.add_patch(Rectangle((0.05, 0.05), 0.9, 0.9, facecolor=PALETTE[0], alpha=0.25, edgecolor=INK))
     for i in range(0, g + 1, 8):  # every 8th patch boundary: a 64 x 64 grid is too fine to draw whole
         t = 0.05 + 0.9 * i / g
@@ -139,10 +149,6 @@ def latent_pipeline_figure():
         patches.plot([0.05, 0.95], [t, t], color=INK, linewidth=0.5)
     one = 0.9 / g  # one patch, drawn to scale with a thick edge so that it shows
     patches.add_patch(Rectangle((0.05, 0.95 - one), one, one, facecolor=PALETTE[1], edgecolor=PALETTE[1], linewidth=2))
-    patches.annotate("1 patch = 1 token", (0.05 + one, 0.95 - one), xytext=(0.3, 0.72), fontsize=8,
-                     arrowprops={"arrowstyle": "-", "color": PALETTE[1], "linewidth": 0.8})
-    patches.set_title(f"patches\n{g} × {g} grid of {s['patch']} × {s['patch']} patches\n"
-                      f"(grid lines every 8 patches)", fontsize=9)
 
     shown = 6
     for i in range(shown):
@@ -150,13 +156,28 @@ def latent_pipeline_figure():
                                    alpha=0.9 if i == 0 else 0.45, edgecolor=INK, linewidth=0.6))
     tokens.text(0.02 + shown * 0.1 + 0.02, 0.55, "…", fontsize=12, va="center")
     tokens.add_patch(Rectangle((0.86, 0.45), 0.08, 0.2, facecolor=PALETTE[0], alpha=0.45, edgecolor=INK, linewidth=0.6))
-    tokens.text(0.5, 0.3, f"each: {s['values_per_token']} latent values\n→ {s['width']:,} numbers wide",
-                ha="center", va="top", fontsize=8)
-    tokens.set_title(f"tokens\n{s['tokens']:,} in one sequence", fontsize=9)
 
-    _arrow(fig, 0.205, 0.265, 0.36, f"VAE ÷{s['vae']}")
-    _arrow(fig, 0.465, 0.525, 0.36, f"cut {s['patch']}×{s['patch']}")
-    _arrow(fig, 0.725, 0.785, 0.36, "flatten")
+    if phone():
+        notes = ["", "", "the first patch, in colour,\nis the first token", each]
+        for ax, title, note in zip(axes, titles, notes, strict=True):
+            box = ax.get_position()
+            fig.text(box.x1 + 0.04, box.y0 + box.height / 2, title + ("\n" + note if note else ""), va="center",
+                     linespacing=1.25)
+        for i, step in enumerate(steps):  # an arrow down from each panel to the next, its step beside it
+            top, bottom = axes[i].get_position().y0, axes[i + 1].get_position().y1
+            x = axes[i].get_position().x0 + axes[i].get_position().width / 2
+            fig.patches.append(FancyArrowPatch((x, top - 0.005), (x, bottom + 0.005), transform=fig.transFigure,
+                                               arrowstyle="-|>", mutation_scale=12, color="#8a8f98", linewidth=1.2))
+            fig.text(x + 0.04, (top + bottom) / 2, step, va="center")
+        return fig
+
+    for ax, title in zip(axes, titles, strict=True):
+        ax.set_title(title, fontsize=9)
+    patches.annotate("1 patch = 1 token", (0.05 + one, 0.95 - one), xytext=(0.3, 0.72), fontsize=8,
+                     arrowprops={"arrowstyle": "-", "color": PALETTE[1], "linewidth": 0.8})
+    tokens.text(0.5, 0.3, each, ha="center", va="top", fontsize=8)
+    for (x0, x1), step in zip(((0.205, 0.265), (0.465, 0.525), (0.725, 0.785)), steps, strict=True):
+        _arrow(fig, x0, x1, 0.36, step)
     return fig
 
 
@@ -188,11 +209,13 @@ def guidance_steps_figure():
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-    from ._style import INK, PALETTE
+    from ._style import INK, PALETTE, phone
 
     steps, passes, drawn = guided_steps()
     image = _scene(48)
     noise = np.random.default_rng(0).standard_normal(image.shape) * 0.35 + 0.5
+    if phone():
+        return _guidance_steps_phone(steps, passes, drawn, image, noise)
     fig, ax = plt.subplots(figsize=(9.6, 3.6))
     ax.set_axis_off()
     col = 1.0
@@ -234,6 +257,57 @@ def guidance_steps_figure():
     return fig
 
 
+def _guidance_steps_phone(steps, passes, drawn, image, noise):
+    """The guided steps for a phone: one step a row, read downwards (the strip would be five columns of 60 pt).
+    Drawn in inches (the axes is the figure, 1 unit = 1 inch): image, its two passes, their mix, and a line from
+    the mix to the next step's image."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    from ._style import INK, PALETTE, PHONE_WIDTH, wrap
+
+    row, side, foot = 1.4, 0.72, 0.95  # inches: a step's row, its image's side, the note under the strip
+    height = row * len(drawn) + foot
+    fig = plt.figure(figsize=(PHONE_WIDTH, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_axis_off()
+    ax.set_xlim(0, PHONE_WIDTH)
+    ax.set_ylim(0, height)
+
+    def arrow(a, b):
+        ax.add_patch(FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=10, color=INK, linewidth=0.8))
+
+    box_x, box_w, box_h, mix_x, r = 1.05, 2.15, 0.3, 3.78, 0.27
+    for i, step in enumerate(drawn):
+        top = height - 0.05 - i * row
+        mid = top - side / 2
+        t = 1 - (step - 1) / (steps - 1)  # noise share: 1 at the first step, 0 after the last
+        ax.imshow(np.clip((1 - t) * image + t * noise, 0, 1), extent=(0.05, 0.05 + side, top - side, top),
+                  interpolation="nearest")
+        ax.text(0.05 + side / 2, top - side - 0.05, f"step {step}", ha="center", va="top")
+        for y, text, color in ((mid + 0.2, "pass 1: with prompt", PALETTE[0]), (mid - 0.2, "pass 2: without prompt", PALETTE[1])):
+            ax.add_patch(FancyBboxPatch((box_x, y - box_h / 2), box_w, box_h, boxstyle="round,pad=0.02",
+                                        facecolor=color, alpha=0.3, edgecolor=color))
+            ax.text(box_x + box_w / 2, y, text, ha="center", va="center")
+            arrow((0.1 + side, mid), (box_x - 0.03, y))
+            arrow((box_x + box_w + 0.03, y), (mix_x - r * 0.9, mid + (y - mid) * 0.4))
+        ax.add_patch(plt.Circle((mix_x, mid), r, facecolor="none", edgecolor=INK, linewidth=0.9))
+        ax.text(mix_x, mid, "mix", ha="center", va="center")
+        if i + 1 < len(drawn):  # the mixed prediction updates the latent, which the next step starts from
+            low = top - row + 0.12
+            ax.plot([mix_x, mix_x, 0.05 + side / 2, 0.05 + side / 2], [mid - r, low, low, low - 0.02],
+                    color=INK, linewidth=0.8)
+            arrow((0.05 + side / 2, low), (0.05 + side / 2, top - row + 0.01))
+            skipped = drawn[i + 1] - step - 1
+            if skipped:
+                ax.text((box_x + box_x + box_w) / 2, low + 0.04, f"{skipped} more steps", ha="center", va="bottom")
+    last = height - 0.05 - (len(drawn) - 1) * row  # the last row's top: the note goes under its image's label
+    ax.text(0.05, last - side - 0.4, wrap(f"{steps} steps × 2 passes = {passes} forward passes of the denoiser "
+            f"({GUIDED_MODEL}'s default).", 44) + "\n" + wrap("mix = unconditional + guidance scale × "
+                                                                 "(conditional − unconditional)", 44), va="top")
+    return fig
+
+
 # --------------------------------------------------------------------------- attention's share against size
 SHARE_IMAGES = ("Qwen-Image", "FLUX.1-dev", "SD3.5-Large", "SDXL")
 SHARE_VIDEOS = ("Wan2.1-T2V-14B", "HunyuanVideo", "CogVideoX-5B")
@@ -270,8 +344,12 @@ def _share_alt() -> str:
 def attention_share_figure():
     import matplotlib.pyplot as plt
 
+    from ._style import phone, pt, size
+
     s = attention_shares()
-    fig, (ax_img, ax_vid) = plt.subplots(1, 2, figsize=(8.8, 3.6), sharey=True)
+    stacked = phone()  # one panel above the other on a phone
+    fig, (ax_img, ax_vid) = plt.subplots(2 if stacked else 1, 1 if stacked else 2, figsize=size((8.8, 3.6), 6.4),
+                                         sharey=True)
     for name, shares in s["images"].items():
         ax_img.plot(SIDES, [100 * v for v in shares], label=name, linewidth=1.8)
     for name, (frames, shares) in s["videos"].items():
@@ -279,8 +357,10 @@ def attention_share_figure():
     for ax in (ax_img, ax_vid):
         ax.axhline(50, color="#8a8f98", linestyle="--", linewidth=1)
         ax.set_ylim(0, 100)
-        ax.legend(loc="upper left", fontsize=8)
+    ax_img.legend(loc="upper left", fontsize=pt(8))
+    ax_vid.legend(loc="lower right" if stacked else "upper left", fontsize=pt(8))  # a phone's panel: under the curves
     ax_img.set(title="images: attention % of a pass", xlabel="side of a square image (pixels)", ylabel="%")
-    ax_vid.set(title="video: attention % of a pass", xlabel="frames (default width × height)")
+    ax_vid.set(title="video: attention % of a pass", xlabel="frames (default width × height)",
+               ylabel="%" if stacked else "")
     fig.tight_layout()
     return fig

@@ -4,7 +4,7 @@ import numpy as np
 
 from ...models import load_config
 from . import figure
-from ._style import INK, PALETTE
+from ._style import INK, PALETTE, legend_below, phone, pt, size, wrap
 
 CONTEXTS = np.unique(np.round(np.logspace(10, 17, 57, base=2))).astype(int)  # 1k .. 128k tokens
 COLORS = PALETTE + [INK]
@@ -46,7 +46,7 @@ def _alt() -> str:
 def kv_cache_growth_figure():
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.8, 4.2))
+    fig, ax = plt.subplots(figsize=size((6.8, 4.2), 3.4))
     names = sorted(MODELS, key=lambda n: -_gb(n, LONG))
     for i, name in enumerate(names):
         config = load_config(name)
@@ -57,13 +57,17 @@ def kv_cache_growth_figure():
         ax.plot(CONTEXTS, sizes, color=COLORS[i % len(COLORS)], linestyle=dash, linewidth=1.8,
                 label=f"{name} ({per_token:.0f} kB/token)")
     ax.set_xscale("log", base=2)
-    ticks = [1024, 4096, 16384, 65536, 131072]
+    ticks = [1024, 4096, 16384, 131072] if phone() else [1024, 4096, 16384, 65536, 131072]
     ax.set_xticks(ticks, [f"{t // 1024}k" for t in ticks])
     ax.set_yscale("log")  # log-log: proportional growth is a straight line, the gap between lines a ratio
     gb_ticks = [0.05, 0.1, 0.3, 1, 3, 10, 30]
     ax.set_yticks(gb_ticks, [f"{t:g}" for t in gb_ticks])
-    ax.set(xlabel="context length (tokens)", ylabel="KV cache per sequence (GB, BF16)", xlim=(1024, LONG))
-    ax.legend(loc="upper left", fontsize=8, title="dotted: windowed or chunked layers, dashed: other MoE",
-              title_fontsize=8)
+    ax.set(xlabel="context length (tokens)", ylabel=wrap("KV cache per sequence (GB, BF16)", 22), xlim=(1024, LONG))
+    key = dict(fontsize=pt(8), title=wrap("dotted: windowed or chunked layers, dashed: other MoE", 36),
+               title_fontsize=pt(8))
+    if phone():
+        legend_below(ax, alignment="left", **key)
+    else:
+        ax.legend(loc="upper left", **key)
     fig.tight_layout()
     return fig

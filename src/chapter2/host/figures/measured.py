@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import bench_results
 from . import figure
-from ._style import INK, PALETTE
+from ._style import INK, PALETTE, phone, pt, wrap
 
 MARKERS = {"naive": ("o", PALETTE[1]), "flash": ("s", PALETTE[2]), "decode": ("^", PALETTE[3])}
 TRITON = ("D", PALETTE[4])
@@ -104,13 +104,30 @@ def draw(panels):
         ax.text(0.5, 0.5, "no measured results in chapter2/data/bench", ha="center", va="center")
         return fig
     rows = [len(_drawn_points(p)) for p in panels]
-    heights = [h for n in rows for h in (4.2, 0.3 + 0.15 * n)]  # per device: the plot, then its key
-    fig = plt.figure(figsize=(7.4, sum(heights) + 0.3 * len(panels)))
+    if phone():  # per device: the plot, its legend, then its key, two lines a point
+        heights = [h for p, n in zip(panels, rows, strict=True) for h in (3.0, 0.36 * _legend_entries(p), 0.1 + 0.38 * n)]
+    else:  # per device: the plot (legend inside), then its key
+        heights = [h for n in rows for h in (4.2, 0.3 + 0.15 * n)]
+    per = len(heights) // len(panels)
+    fig = plt.figure(figsize=(PHONE_FIG if phone() else 7.4, sum(heights) + 0.3 * len(panels)))
     grid = fig.add_gridspec(len(heights), 1, height_ratios=heights)
     for i, panel in enumerate(panels):
-        _panel(fig.add_subplot(grid[2 * i]), fig.add_subplot(grid[2 * i + 1]), panel)
-    fig.tight_layout()
+        axes = [fig.add_subplot(grid[per * i + j]) for j in range(per)]
+        _panel(axes[0], axes[-1], panel, legend_ax=axes[1] if per == 3 else None)
+    if phone():  # the legend and key are wider than the plot: tight_layout would narrow the plot to fit them
+        fig.subplots_adjust(left=0.2, right=0.96, top=1 - 0.9 / fig.get_figheight(), bottom=0.02, hspace=0.5 / per)
+    else:
+        fig.tight_layout()
     return fig
+
+
+PHONE_FIG = 4.3  # inches (_style.PHONE_WIDTH)
+
+
+def _legend_entries(panel) -> int:
+    """How many entries a panel's legend has: its roofs' lines and one per kind of kernel drawn."""
+    lines = len(panel.memory_roofs) + (1 if panel.compute_roofs else 0)
+    return lines + len({_kind(p.kernel)[0] for p in _drawn_points(panel)})
 
 
 def _kind(kernel):
@@ -133,7 +150,7 @@ def _clusters(points, tol=0.12):
     return groups
 
 
-def _panel(ax, key_ax, panel):
+def _panel(ax, key_ax, panel, legend_ax=None):
     div, unit = _unit(panel)
     points = _drawn_points(panel)
     compute, memory = _main_roofs(panel)
@@ -148,10 +165,10 @@ def _panel(ax, key_ax, panel):
         y = _attainable(x, compute, mem)
         slanted = y < compute.value if compute else np.ones_like(x, dtype=bool)
         style = dict(color=PALETTE[0], linewidth=2.0) if n == 0 else dict(color=PALETTE[5], linewidth=1.4, linestyle="--")
-        ax.loglog(x[slanted], y[slanted] / div, label=f"memory roof: {_roof_text(mem, panel)}", **style)
+        ax.loglog(x[slanted], y[slanted] / div, label=wrap(f"memory roof: {_roof_text(mem, panel)}", 30), **style)
         if n == 0 and compute:
             ax.loglog(x[~slanted], y[~slanted] / div, color=PALETTE[0], linewidth=2.0, linestyle=(0, (6, 1.5)),
-                      label=f"compute roof: {_roof_text(compute, panel)}")
+                      label=wrap(f"compute roof: {_roof_text(compute, panel)}", 30))
     if compute and not panel.memory_roofs:
         ax.loglog(x, np.full_like(x, compute.value / div), color=PALETTE[0], linewidth=2.0,
                   label=f"compute roof: {_roof_text(compute, panel)}")
@@ -162,19 +179,38 @@ def _panel(ax, key_ax, panel):
         ax.plot(p.intensity, p.achieved_flops / div, marker=marker, color=color, markersize=6, linestyle="none",
                 label=None if text in seen else text)
         seen.add(text)
-    for group in _clusters(points):
+    groups = _clusters(points, tol=0.35 if phone() else 0.12)  # a phone's plot is smaller: wider clusters
+    for i, group in enumerate(sorted(groups, key=lambda g: g["point"].intensity) if phone() else groups):
         p = group["point"]
+        # a phone's labels are larger: every other one (by intensity) above its point, so neighbours do not collide
+        above = phone() and i % 2 == 1
         ax.annotate(",".join(map(str, group["numbers"])), (p.intensity, p.achieved_flops / div),
-                    textcoords="offset points", xytext=(5, -3), va="top", fontsize=7)
+                    textcoords="offset points", xytext=(5, 4) if above else (5, -3), va="bottom" if above else "top",
+                    fontsize=pt(7))
 
     top = max([r.value for r in panel.compute_roofs] + [p.achieved_flops for p in points]) / div
     bottom = min(p.achieved_flops for p in points) / div if points else top / 1e3
     ax.set(xlim=(lo, hi), ylim=(bottom / 4, top * 2.5), xlabel="arithmetic intensity (operations per byte)",
-           ylabel=f"achieved {unit}", title=_title(panel))
-    ax.title.set_fontsize(10)
-    ax.legend(loc="lower right", fontsize=7.5)
+           ylabel=f"achieved {unit}", title=wrap(_title(panel), 36))
+    ax.title.set_fontsize(pt(10))
+    if legend_ax is None:
+        ax.legend(loc="lower right", fontsize=7.5)
+    else:  # a phone's legend: in its own row under the plot
+        legend_ax.axis("off")
+        legend_ax.legend(*ax.get_legend_handles_labels(), loc="upper left", borderaxespad=0, handlelength=1.6)
 
     key_ax.axis("off")
+    if phone():  # two lines a point, in the text face (a monospaced line of 70 characters is wider than a phone)
+        from matplotlib.transforms import blended_transform_factory
+
+        at = blended_transform_factory(key_ax.figure.transFigure, key_ax.transAxes)  # x from the figure's edge
+        step = 0.38 / (key_ax.get_position().height * key_ax.figure.get_figheight())  # 0.38 inches an entry
+        for n, p in enumerate(points, start=1):
+            y = 1.0 - (n - 1) * step
+            key_ax.text(0.0, y, str(n), transform=at, va="top", color=INK)
+            key_ax.text(0.07, y, f"{p.label}\n{_num(p.intensity)} op/B, {_rate(p.achieved_flops, panel)}{_share(p, panel)}",
+                        transform=at, va="top", color=INK, linespacing=1.15)
+        return
     key = [f"{n:>2}  {p.label}: {_num(p.intensity)} op/B, {_rate(p.achieved_flops, panel)}{_share(p, panel)}"
            for n, p in enumerate(points, start=1)]
     key_ax.text(0.0, 1.0, "\n".join(key), transform=key_ax.transAxes, ha="left", va="top", fontsize=7.5,

@@ -30,7 +30,7 @@ def _alt() -> str:
             f"{'; '.join(memory)}. On the roof, compute bound: {'; '.join(compute)}.")
 
 
-@figure("roofline", alt=_alt())
+@figure("roofline", alt=_alt(), phone=False)  # on no page today: drawn for the desktop only
 def roofline_figure():
     import matplotlib.pyplot as plt
 

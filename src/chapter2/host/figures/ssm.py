@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import ssm
 from . import figure
+from ._style import legend_below, phone, pt, size, wrap
 
 WINDOW = 4096
 
@@ -39,17 +40,21 @@ def attention_vs_ssm_scaling():
         f"hybrid ({config.attention_layers} attn + {config.ssm_layers} Mamba)": lambda n: ssm.mixing_cost(config, n),
         "all Mamba-2": lambda n: ssm.compare_architectures(config, n)["ssm"],
     }
-    fig, (ax_flops, ax_mem) = plt.subplots(1, 2, figsize=(9.2, 3.8))
+    stacked = phone()  # one panel above the other on a phone, the key under both
+    fig, (ax_flops, ax_mem) = plt.subplots(2 if stacked else 1, 1 if stacked else 2, figsize=size((9.2, 3.8), 6.6))
     for label, cost in stacks.items():
         costs = [cost(int(n)) for n in lengths]
         dash = (0, (4, 2)) if "window" in label else "-"
         ax_flops.plot(lengths, [c.flops for c in costs], label=label, linestyle=dash, linewidth=1.7)
-        ax_mem.plot(lengths, [c.memory_bytes / 1e9 for c in costs], linestyle=dash, linewidth=1.7)
+        ax_mem.plot(lengths, [c.memory_bytes / 1e9 for c in costs], label=label, linestyle=dash, linewidth=1.7)
     ax_flops.set(xscale="log", yscale="log", xlabel="context length (tokens)", ylabel="FLOPs",
                  title="prefill: sequence-mixing FLOPs")
     ax_mem.set(xscale="log", yscale="log", xlabel="context length (tokens)", ylabel="GB per sequence",
                title="KV cache + SSM state")
-    ax_flops.legend(loc="upper left", fontsize=8)
-    fig.suptitle(f"{config.mixing_layers} mixing layers with {config.name} shapes", fontsize=10)
+    if stacked:
+        legend_below(ax_mem)
+    else:
+        ax_flops.legend(loc="upper left", fontsize=8)
+    fig.suptitle(wrap(f"{config.mixing_layers} mixing layers with {config.name} shapes", 36), fontsize=pt(10))
     fig.tight_layout()
     return fig

@@ -28,7 +28,7 @@ def _alt() -> str:
             f"{last.cache_bytes / 1e3:.1f} kB ({last.cache_length} tokens), {per_token:,} bytes more per token.")
 
 
-@figure("prefill_decode_steps", alt=_alt())
+@figure("prefill_decode_steps", alt=_alt(), phone=False)  # on no page today: desktop only
 def prefill_decode_steps_figure():
     import matplotlib.pyplot as plt
 
