@@ -191,3 +191,26 @@ def test_recall_and_notebook_assets_load_only_where_they_are_used(site_dir):
         text = (site_dir / page).read_text()
         assert "recall.js" not in text and "recall.css" not in text and "notebooks.css" not in text
     assert "/*" not in (site_dir / "assets" / "chapter2" / "chapter2.css").read_text(), "served stylesheets are minified"
+
+
+def test_a_page_figure_is_offered_to_phones_as_its_phone_drawing_and_refused_if_unreadable():
+    """on_page_content wraps a figure's <img> in a <picture> whose source a narrow screen takes (the phone
+    drawing); a figure without one keeps its <img>; a figure whose phone reader would see text under 11 px
+    fails the build, naming the page and the figure."""
+    from types import SimpleNamespace
+
+    hook = _hook()
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="attention.md"))
+
+    def figure(name):
+        return (f'<figure class="c2-figure" id="figure-{name}">\n<p><img alt="a &gt; b" loading="lazy" '
+                f'src="../figures/{name}.svg" /></p>\n<figcaption>a &gt; b</figcaption>\n</figure>')
+
+    hook._state["figures"] = {"wide": (True, 12.4), "small": (False, 14.7), "tiny": (False, 9.3)}
+    html = hook.on_page_content(figure("wide") + figure("small"), page, None, None)
+    assert html.count("<picture>") == 1
+    assert ('<p><picture><source media="(max-width: 44.9375em)" srcset="../figures/wide.phone.svg"><img alt="a &gt; b" '
+            'loading="lazy" src="../figures/wide.svg" /></picture></p>') in html
+    assert figure("small") in html
+    with pytest.raises(PluginError, match=r"attention\.md: figure 'tiny' shows 9\.3 px text"):
+        hook.on_page_content(figure("tiny"), page, None, None)

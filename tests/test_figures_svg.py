@@ -5,10 +5,13 @@ from __future__ import annotations
 import io
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 from _oracles import require
+
+ROOT = Path(__file__).resolve().parents[1]
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
 
@@ -74,3 +77,42 @@ def test_the_site_figures_are_compact():
     svg = render_svg("roofline")
     assert compact_svg(svg) == svg, "render_svg returns the compact form (and compacting is idempotent)"
     assert not re.search(r'="[^"]*\d\.\d{3,}', svg), "a number with more than two decimals is left in an attribute"
+
+
+def test_smallest_text_px_is_the_smallest_font_times_the_shown_scale():
+    """Sizes worked out by hand: a 620 pt wide drawing in a 310 px column is shown at half a px per point; a
+    200 pt one is shown at its own size, 4/3 px per point (an <img> never grows past its size)."""
+    from chapter2.host.figures import smallest_text_px
+
+    wide = ('<svg width="620pt" height="100pt" viewBox="0 0 620 100"><text style="font-size: 12px; fill: red">a</text>'
+            '<text style="font: 9px \'DejaVu Sans\'">b<tspan style="font-size: 6.3px">2</tspan></text></svg>')
+    assert smallest_text_px(wide, 310) == pytest.approx(6.3 * 0.5)
+    narrow = '<svg width="200pt" height="100pt" viewBox="0 0 200 100"><text style="font-size: 12px">a</text></svg>'
+    assert smallest_text_px(narrow, 310) == pytest.approx(16.0)
+    assert smallest_text_px('<svg viewBox="0 0 10 10"><rect/></svg>') == float("inf")  # no text, nothing to read
+
+
+@pytest.mark.slow  # draws every figure a page shows, for a phone (about 10 s)
+def test_every_page_figure_has_a_phone_drawing_whose_text_reads_on_a_phone():
+    """Every figure on a page is offered to a phone at 11 px or more in a 310 px column (the build hook refuses
+    less): from its phone drawing, whose every text is at least PHONE_PT and which is at most a phone column
+    wide, or from the desktop drawing where that already reads (phone=False)."""
+    require("matplotlib")
+    from chapter2.host.figures import PHONE_COLUMN_PX, READABLE_PX, REGISTRY, _discover, render_svg, smallest_text_px
+    from chapter2.host.figures._style import PHONE_PT
+
+    _discover()
+    shown = {m for page in (ROOT / "docs").glob("*.md")
+             for m in re.findall(r"<!--\s*figure:\s*([\w.-]+)\s*-->", page.read_text(encoding="utf-8"))}
+    assert len(shown) >= 10
+    for name in sorted(shown):
+        if not REGISTRY[name].phone:
+            assert smallest_text_px(render_svg(name)) >= READABLE_PX, name
+            continue
+        svg = render_svg(name, phone=True)
+        sizes = [float(x) for x in re.findall(r"font(?:-size)?:\s*([\d.]+)px", svg)]
+        width = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg).group(1))
+        assert min(sizes) >= PHONE_PT, (name, min(sizes))
+        assert width <= 1.1 * PHONE_COLUMN_PX, (name, width)  # about a column: shown near 1:1, not shrunk
+        assert smallest_text_px(svg) >= READABLE_PX, name
+        assert svg != render_svg(name), name

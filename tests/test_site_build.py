@@ -12,8 +12,9 @@ def test_strict_build_produces_the_whole_site(site_dir):
     assert (site_dir / "index.html").exists()
     _discover()
     for name in FIGURES:
-        svg = (site_dir / "figures" / f"{name}.svg").read_text()
-        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+        for drawing in [f"{name}.svg"] + ([f"{name}.phone.svg"] if FIGURES[name].phone else []):
+            svg = (site_dir / "figures" / drawing).read_text()
+            assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     lock = json.loads((site_dir / "pyodide" / "pyodide-lock.json").read_text())
     assert lock["info"]["version"] == "0.27.7"
     for pkg in lock["packages"].values():
