@@ -370,6 +370,8 @@ def test_published_totals_of_every_family():
     assert 26.5e9 < p("Qwen3.5-27B").total < 27e9
     q27 = load_config("Qwen3.5-27B")
     assert not q27.vision_defaulted and round((q27.params().total + q27.vision_params) / 1e9) == 27
+    q397 = load_config("Qwen3.5-397B-A17B")  # likewise: 396.3B + its 0.46B tower, the card's 397B
+    assert not q397.vision_defaulted and round((q397.params().total + q397.vision_params) / 1e9) == 397
     # Granite 4.0 model card (https://huggingface.co/ibm-granite/granite-4.0-h-tiny): 7B total, 1B active
     # (6.94B and 1.47B here: 4 attention and 36 Mamba-2 layers, 6 of 64 experts and a shared MLP in every layer)
     tiny = p("granite-4.0-h-tiny")
