@@ -266,8 +266,8 @@ def _guidance_steps_phone(steps, passes, drawn, image, noise):
 
     from ._style import INK, PALETTE, PHONE_WIDTH, wrap
 
-    row, side, foot = 1.4, 0.72, 0.95  # inches: a step's row, its image's side, the note under the strip
-    height = row * len(drawn) + foot
+    row, side, foot = 1.4, 0.72, 0.85  # inches: a step's row, its image's side, the note under the strip (4 lines)
+    height = row * (len(drawn) - 1) + side + 0.45 + foot
     fig = plt.figure(figsize=(PHONE_WIDTH, height))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_axis_off()
