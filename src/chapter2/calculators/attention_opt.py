@@ -3,8 +3,9 @@ FlashAttention step by step (`flash_stepper`: `chapter2.attention.flash_trace`).
 
 from __future__ import annotations
 
+import json
 import math
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -29,7 +30,15 @@ def _stacks(preset: str) -> dict:
 def hybrid_cache_chart(preset: str, context: int, dtype: str) -> dict:
     """One sequence's whole cache against context for the preset's real config and its two rebuilds
     (`ssm.stacks_of`): KV of the attention layers in `dtype`, conv states in `dtype`, Mamba-2 states in
-    FP32, as transformers keeps them (`ModelConfig.kv_cache_bytes`)."""
+    FP32, as transformers keeps them (`ModelConfig.kv_cache_bytes`).
+
+    It does not depend on the mix the reader drags (layers, attention share): kept for the last few inputs,
+    as JSON text, so that each call returns data of its own (JSON keeps every float exactly)."""
+    return json.loads(_hybrid_cache_json(preset, context, dtype))
+
+
+@lru_cache(maxsize=8)
+def _hybrid_cache_json(preset: str, context: int, dtype: str) -> str:
     stacks = _stacks(preset)
     hi = max(2**17, 2 ** math.ceil(math.log2(context)) * 2)
     xs = sorted({round(hi * i / 64) for i in range(65)} | {context})
@@ -42,10 +51,10 @@ def hybrid_cache_chart(preset: str, context: int, dtype: str) -> dict:
     points = [charts.point(context, gb(stacks[key], context), f"{name} at {context:,} tokens", color=i)
               for i, (key, name) in enumerate(STACK_NAMES)]
     at = {key: nbytes(stacks[key].kv_cache_bytes(context, 1, dtype)) for key, _ in STACK_NAMES}
-    return charts.chart(lines, points, [charts.rule("x", context, f"{context:,} tokens", bottom=True)],
-                        summary=f"At {context:,} tokens one sequence holds {at['attention']} with every mixing layer "
-                                f"attention, {at['hybrid']} as shipped, and {at['ssm']} with every mixing layer "
-                                f"Mamba-2 (a fixed state, whatever the length).")
+    return json.dumps(charts.chart(lines, points, [charts.rule("x", context, f"{context:,} tokens", bottom=True)],
+                                   summary=f"At {context:,} tokens one sequence holds {at['attention']} with every "
+                                           f"mixing layer attention, {at['hybrid']} as shipped, and {at['ssm']} with "
+                                           f"every mixing layer Mamba-2 (a fixed state, whatever the length)."))
 KV_DTYPES = (("bf16", "BF16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("fp32", "FP32 (4 bytes)"))
 
 

@@ -6,6 +6,7 @@ functions only pick the inputs and format the results.
 
 from __future__ import annotations
 
+import functools
 
 from .. import hardware, models, roofline
 from ..format import duration, nbytes, number, plain, si, sig
@@ -75,6 +76,29 @@ def _same(choice):
     return None if choice == "same" else choice
 
 
+def _remember(fn):
+    """`fn` with its last 32 answers kept. A crossover search runs about 20 roofline estimates, and the inputs a
+    reader moves most (batch, prompt, GPUs) do not change it. Keys: the arguments themselves (a ModelConfig is
+    frozen and compared by value), a GPU by its repr (every figure it holds)."""
+    memo = {}
+
+    @functools.wraps(fn)
+    def remembered(*args):
+        key = tuple(repr(a) if isinstance(a, hardware.GPU) else a for a in args)
+        try:
+            hash(key)
+        except TypeError:  # a config holding a list (none does today): not remembered
+            return fn(*args)
+        if key not in memo:
+            if len(memo) >= 32:
+                memo.pop(next(iter(memo)))
+            memo[key] = fn(*args)
+        return memo[key]
+
+    return remembered
+
+
+@_remember
 def _crossover_line(model, gpu, dtype, logits, weight_dtype=None, kv_dtype=None) -> str:
     limit = model.context_limit  # Whisper: a prompt of at most 448 tokens
     tokens = roofline.prefill_critical_tokens(model, gpu=gpu, dtype=dtype, logits=logits, weight_dtype=weight_dtype,
@@ -84,6 +108,7 @@ def _crossover_line(model, gpu, dtype, logits, weight_dtype=None, kv_dtype=None)
     return f"a prompt of {tokens:,} tokens or more (tokens processed together, across the prompts of a batch)"
 
 
+@_remember
 def _critical_line(model, context, gpu, dtype, weight_dtype=None, kv_dtype=None) -> str:
     formats = dict(gpu=gpu, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
     weights = roofline.decode_critical_batch(model, context, part="weights", **formats)

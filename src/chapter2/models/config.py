@@ -1297,10 +1297,15 @@ class ModelConfig:
         return _whole(self.kv_cache_elements_per_token(mla=mla) * dtype_bytes("dtype", dtype))
 
     @cached_property
-    def _held_windows(self) -> tuple[int | None, ...]:
-        """The window of every layer that keeps tokens (None: all of them), so that the sum of `tokens_held`
-        over the layers is sum(min(context, window)); cached: charts ask for hundreds of contexts."""
-        return tuple(self.window_of(i) for i in range(self.num_hidden_layers) if self.kinds[i] in LAYER_KINDS)
+    def _layer_groups(self) -> tuple[tuple[int, int], ...]:
+        """(first layer, how many) per group of layers with the same kind and window: `tokens_held` and
+        `attended_keys` depend on nothing else, so their sums over the layers take one term per group
+        (cached: charts and the roofline's searches ask for hundreds of contexts)."""
+        groups: dict = {}
+        for i in range(self.num_hidden_layers):
+            first, n = groups.get((self.kinds[i], self.window_of(i)), (i, 0))
+            groups[(self.kinds[i], self.window_of(i))] = (first, n + 1)
+        return tuple(groups.values())
 
     def tokens_held(self, layer: int, context: int) -> int:
         """Tokens layer `layer` keeps in its cache for a sequence of `context` tokens.
@@ -1355,7 +1360,7 @@ class ModelConfig:
         batch = positive_int("batch", batch)
         per_element = dtype_bytes("dtype", dtype)
         per_layer = self._kv_per_attention_layer(mla)
-        tokens = sum(context if w is None else min(context, w) for w in self._held_windows)  # sum of tokens_held
+        tokens = sum(n * self.tokens_held(i, context) for i, n in self._layer_groups)  # over every layer
         return _whole((per_layer * tokens * per_element + self.state_bytes(dtype, state_dtype)
                        + self.cross_kv_bytes(dtype)) * batch)
 
@@ -1454,7 +1459,7 @@ class ModelConfig:
         context = self._decoder_context(context)
         per_key = self.attention_flops_per_key(mla)
         cross = self.num_hidden_layers * self.encoder_positions if self.is_encoder_decoder else 0
-        return per_key * (sum(self.attended_keys(i, context) for i in range(self.num_hidden_layers)) + cross)
+        return per_key * (sum(n * self.attended_keys(i, context) for i, n in self._layer_groups) + cross)  # every layer
 
     def prefill_attention_flops(self, prompt_tokens: int, mla: str = "absorbed") -> int:
         """sum over positions 1..P of `attention_flops_per_token`: the attention of a causal prefill.
