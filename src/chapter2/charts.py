@@ -808,31 +808,49 @@ def render_bars(pairs) -> str:
 
 DIAGRAM_KEYS = {"boxes", "repeat", "summary"}
 BOX_FONT, BOX_LINE = 12, 15  # text size and line height of a box (user units): 11.6 px on a 375 px phone
+STRIP_CELLS, STRIP_ROW = 26, 10  # a strip's cells per row (about 6 units wide each) and row height
 
 
 def diagram(boxes, *, repeat=None, summary: str = "") -> dict:
     """The value a calculator returns for a chart output of kind "diagram": boxes stacked top to bottom,
     an arrow from each to the next (the data flow of a model, input at the top).
 
-    boxes: [(label, detail, colour)] or [(label, detail, colour, side)]: a bold label, a detail wrapped to
-    the box's width, a palette index (-1: INK); `side` is a note in a box of its own to the right, joined
-    by a dashed line (where the KV cache sits beside attention). repeat: (start, end, label): boxes
+    boxes: [(label, detail, colour)] or [(label, detail, colour, side)], or `box(...)` dicts: a bold label, a
+    detail wrapped to the box's width, a palette index (-1: INK); `side` is a note in a box of its own to the
+    right, joined by a dashed line (where the KV cache sits beside attention). A `box()` may also say how it
+    joins the box above (`join`: JOINS) and carry a `strip` of palette indices drawn as a row of small cells
+    (a hybrid's layers, one cell each, in order). repeat: (start, end, label): boxes
     [start, end) are one block that runs `label` times ("× 32 layers"), drawn inside a dashed frame; or a
     list of such blocks, in order and apart (an encoder-decoder: the encoder's block, then the decoder's).
     The data holds them as a list (`data["repeat"]`, empty when nothing repeats).
     """
     rows = []
     for b in as_list("boxes", boxes, what="a list of (label, detail, colour[, side])"):
+        if isinstance(b, dict):
+            rows.append(box(**b))
+            continue
         b = as_list("boxes", b, what="a list of (label, detail, colour[, side]) tuples")
         if len(b) not in (3, 4):
             raise TypeError(f"boxes: each box is (label, detail, colour[, side]), got {b!r}")
-        label, detail, colour, side = (*b, "") if len(b) == 3 else b
-        rows.append({"label": str(label), "detail": str(detail), "color": int(colour), "side": str(side)})
+        rows.append(box(*b))
     blocks = [] if repeat is None else [repeat] if len(repeat) == 3 and isinstance(repeat[2], str) else repeat
     data = {"boxes": rows, "summary": str(summary),
             "repeat": [{"start": int(start), "end": int(end), "label": str(label)} for start, end, label in blocks]}
     _check_diagram(data)
     return data
+
+
+# how a box joins the one above: "" an arrow (data flows down), "or" an alternative to it (a layer has one or
+# the other), "and" beside it (both run on the same input, their outputs added), "none" no link (a heading)
+JOINS = {"": "", "or": "or", "and": "in parallel, summed", "none": ""}
+
+
+def box(label, detail, color, side="", join="", strip=()) -> dict:
+    """One box of `diagram()`, with the options a tuple cannot give: `join` (one of JOINS) and `strip`."""
+    if join not in JOINS:
+        raise ValueError(f"join must be one of {sorted(JOINS)}, got {join!r}")
+    return {"label": str(label), "detail": str(detail), "color": int(color), "side": str(side), "join": join,
+            "strip": [int(i) for i in strip]}
 
 
 def _check_diagram(data) -> None:
@@ -866,6 +884,8 @@ def describe_diagram(data: dict) -> str:
     for i, b in enumerate(data["boxes"]):
         if i in starts:
             parts.append(f"Then, {starts[i]['label']}:")
+        if b.get("join") in ("or", "and"):
+            parts.append("Or:" if b["join"] == "or" else "In parallel with it:")
         text = b["label"] + (f" ({b['detail']})" if b["detail"] else "")
         parts.append(text + (f"; beside it: {b['side']}" if b["side"] else "") + ".")
         if i in ends:
@@ -891,8 +911,12 @@ def _render_diagram(data: dict, *, uid: str, title: str) -> str:
     for i, b in enumerate(data["boxes"]):
         if i in starts:
             y += 8  # the frame's top margin
-        lines = [b["label"]] + _wrap(b["detail"], inner)
-        h = 10 + BOX_LINE * len(lines)
+        bold = _wrap(b["label"], int(inner * 0.9)) or [""]  # bold text is about a tenth wider
+        lines = bold + _wrap(b["detail"], inner)
+        strip = b.get("strip") or []
+        per_row = min(len(strip), STRIP_CELLS)
+        strip_rows = -(-len(strip) // per_row) if strip else 0
+        h = 10 + BOX_LINE * len(lines) + (strip_rows * STRIP_ROW + 4 if strip else 0)
         side = _wrap(b["side"], side_chars)
         side_h = 10 + BOX_LINE * len(side) if side else 0
         height = max(h, side_h)
@@ -900,8 +924,13 @@ def _render_diagram(data: dict, *, uid: str, title: str) -> str:
         shapes.append(f'<rect x="{x0}" y="{y}" width="{x1 - x0}" height="{h}" rx="4" fill="{colour}" fill-opacity="0.16" '
                       f'stroke="{colour}" stroke-width="1.5"/>')
         for n, line in enumerate(lines):
-            weight = ' font-weight="700"' if n == 0 else ""
+            weight = ' font-weight="700"' if n < len(bold) else ""
             text.append(f'<text x="{x0 + 6}" y="{y + 5 + BOX_LINE * (n + 1) - 3}"{weight}>{e(line)}</text>')
+        if strip:  # one cell per item, in rows of STRIP_CELLS, under the text
+            cell, top = (x1 - x0 - 12) / per_row, y + 5 + BOX_LINE * len(lines) + 2
+            for n, c in enumerate(strip):
+                shapes.append(f'<rect x="{x0 + 6 + cell * (n % per_row):.1f}" y="{top + STRIP_ROW * (n // per_row)}" '
+                              f'width="{cell - 1:.1f}" height="{STRIP_ROW - 2}" fill="{_color(c, 0)}"/>')
         if side:
             shapes.append(f'<path d="M{x1} {y + h / 2:.1f}H{sx0}" stroke="currentColor" stroke-dasharray="3 2" fill="none"/>')
             shapes.append(f'<rect x="{sx0}" y="{y}" width="{sx1 - sx0}" height="{side_h}" rx="4" fill="none" '
@@ -913,7 +942,14 @@ def _render_diagram(data: dict, *, uid: str, title: str) -> str:
         y += height
         if i in ends:
             y += 8
-        if i < len(data["boxes"]) - 1:  # an arrow down to the next box
+        join = data["boxes"][i + 1].get("join", "") if i < len(data["boxes"]) - 1 else None
+        if join in ("or", "and"):  # an alternative, or a part beside this one: a word between them, no arrow
+            text.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{y + gap + 1}" text-anchor="middle" '
+                        f'font-style="italic">{e(JOINS[join])}</text>')
+            y += gap + 4
+        elif join == "none":
+            y += gap
+        elif join is not None:  # an arrow down to the next box
             mid = (x0 + x1) / 2
             shapes.append(f'<path d="M{mid:.1f} {box_bottom + 2}V{y + gap - 5}" stroke="currentColor" fill="none"/>'
                           f'<path d="M{mid - 4:.1f} {y + gap - 7}L{mid:.1f} {y + gap - 1}L{mid + 4:.1f} {y + gap - 7}Z" '

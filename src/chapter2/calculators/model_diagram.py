@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from .. import charts
 from ..format import nbytes
-from ._models import experts_picked, model_fields, pick_model
+from ..models.config import LAYER_KINDS
+from ._models import KIND_NAMES, experts_picked, model_fields, pick_model
 from ._registry import Output, calculator
 
 BLOCK = charts.ChartSpec("data flow, top to bottom", "the model's parts", kind="diagram")
@@ -37,14 +38,20 @@ def _attention(c) -> str:
     return text
 
 
-def _ffn(c) -> tuple[str, str]:
-    """The feed-forward part: its name and its sizes."""
-    if not c.is_moe:
-        return "Feed-forward (MLP)", f"{c.hidden_size:,} → {c.intermediate_size:,} → {c.hidden_size:,}, every token"
+def _moe(c) -> str:
+    """One mixture-of-experts layer: the router's pick and the experts' sizes, and a shared expert if any."""
     text = (f"a router picks {experts_picked(c)} of {c.num_experts} experts per token, each "
             f"{c.hidden_size:,} → {c.moe_intermediate_size:,} → {c.hidden_size:,}")
     if c.shared_expert_intermediate_size:
         text += f", plus a shared expert of {c.shared_expert_intermediate_size:,} every token uses"
+    return text
+
+
+def _ffn(c) -> tuple[str, str]:
+    """The feed-forward part: its name and its sizes."""
+    if not c.is_moe:
+        return "Feed-forward (MLP)", f"{c.hidden_size:,} → {c.intermediate_size:,} → {c.hidden_size:,}, every token"
+    text = _moe(c)
     dense = c.num_hidden_layers - len(c.moe_layers)
     if c.moe_layers and dense:
         text += f"; {dense} of {c.num_hidden_layers} layers have a dense MLP instead"
@@ -96,11 +103,172 @@ def encoder_decoder_diagram(c) -> dict:
                                    f"{nbytes(c.kv_cache_bytes_per_token('bf16'))} per token (BF16)."))
 
 
+# ------------------------------------------------------------------ hybrids: more than one kind of layer
+
+# a part of a layer -> (its name in the pattern, the palette index of its box and of its cells in the strip)
+ATTENTION, MOE, MLP = "attention", "moe", "mlp"
+PART_NAMES = {ATTENTION: "attention", MOE: "MoE", MLP: "MLP", **{k: KIND_NAMES[k] for k in
+                                                                  ("mamba1", "mamba2", "gated_deltanet", "short_conv",
+                                                                   "lightning")}}
+PART_COLOURS = {ATTENTION: 1, MOE: 2, MLP: 5}
+STATE_COLOUR = 4  # every recurrent kind (a model has one)
+
+
+def layer_parts(c, layer: int) -> tuple[str, str]:
+    """(mixer, feed-forward) of layer `layer`: mixer "attention", a recurrent kind, "attention+KIND" (a parallel
+    hybrid: both on the same input) or ""; feed-forward "moe", "mlp" or "" (NemotronH's mixer layers have none)."""
+    attends = c.kinds[layer] in LAYER_KINDS
+    state = c.state_kind(layer)
+    mixer = "+".join(p for p in ((ATTENTION if attends else ""), state) if p)
+    ffn = "" if layer in c.ffn_free_layers else MOE if layer in c.moe_layers else MLP
+    return mixer, ffn
+
+
+def _name(part: str) -> str:
+    return " ‖ ".join(PART_NAMES[p] for p in part.split("+"))
+
+
+def _runs(seq) -> list[tuple[str, int]]:
+    """[(item, how many in a row)] of a sequence."""
+    out = []
+    for item in seq:
+        if out and out[-1][0] == item:
+            out[-1] = (item, out[-1][1] + 1)
+        else:
+            out.append((item, 1))
+    return out
+
+
+def pattern(seq) -> str:
+    """A layer sequence in words: "every layer: Mamba-2" (all alike), "3 × gated DeltaNet then 1 × attention,
+    × 12" (a unit repeated), or the counts alone where no shorter unit repeats ("23 × Mamba-2, 6 × attention")."""
+    n = len(seq)
+    period = next(p for p in range(1, n + 1) if n % p == 0 and list(seq[:p]) * (n // p) == list(seq))
+    if period == 1:
+        return f"every layer: {_name(seq[0])}"
+    if period < n:
+        unit = " then ".join(f"{k} × {_name(part)}" for part, k in _runs(seq[:period]))
+        return f"{unit}, × {n // period}"
+    counts = {}
+    for part in seq:
+        counts[part] = counts.get(part, 0) + 1
+    return ", ".join(f"{k} × {_name(part)}" for part, k in counts.items())
+
+
+def _state_sizes(c, kind: str) -> str:
+    """What one recurrent layer of `kind` holds and computes, in words, from the config."""
+    h, k = c.hidden_size, c.conv_kernel
+    if kind == "mamba2":
+        groups = "1 group shares" if c.n_groups == 1 else f"{c.n_groups} groups share"
+        return (f"{c.mamba_num_heads} heads of {c.mamba_head_dim}, a state of {c.ssm_state_size} per channel "
+                f"({groups} B and C), a convolution of {k} taps; {h:,} in and out")
+    if kind == "mamba1":
+        return (f"{c.mamba_d_inner:,} channels, each with a state of {c.ssm_state_size}, a convolution of {k} "
+                f"taps, dt of rank {c.mamba_dt_rank}; {h:,} in and out")
+    if kind == "gated_deltanet":
+        return (f"{c.linear_num_key_heads} key heads of {c.linear_key_head_dim}, {c.linear_num_value_heads} value "
+                f"heads of {c.linear_value_head_dim}; a {c.linear_key_head_dim} × {c.linear_value_head_dim} state "
+                f"per value head, a convolution of {k} taps")
+    if kind == "short_conv":
+        return f"a gated convolution of {k} taps over the {h:,} channels, no recurrent state"
+    return (f"{c.num_attention_heads} heads of {c.head_dim}: linear attention, a {c.head_dim} × {c.head_dim} "
+            f"state per head instead of K and V")
+
+
+def _state_side(c, kind: str, group) -> str:
+    """Where a recurrent layer's cache sits: its fixed state per layer (`kv_cache_breakdown`), in BF16 and
+    the recurrent part in the dtype transformers keeps it (`state_dtype`)."""
+    per_layer = nbytes(group.bytes / group.layers)
+    conv, rec = c.state_elements(next(i for i in c.state_layers if c.state_kind(i) == kind))
+    if not rec:
+        held = "convolution state, BF16"
+    elif not conv:
+        held = f"recurrent state, {'BF16' if c.state_dtype == 'model' else c.state_dtype.upper()}"
+    else:
+        held = f"conv BF16, recurrent {'BF16' if c.state_dtype == 'model' else c.state_dtype.upper()}"
+    return f"fixed state: {per_layer} per layer ({held}), whatever the context"
+
+
+def hybrid_diagram(c) -> dict:
+    """A hybrid (Nemotron-H, Granite 4.0-H, Jamba, Falcon-H1, Qwen3-Next, Qwen3.5, LFM2, MiniMax) as boxes.
+
+    A heading box gives the stack's pattern in words (`pattern`) and as a strip of one cell per layer; inside
+    the repeated block, each kind of mixer is a box with its count and sizes, the alternatives joined by "or"
+    (a layer has one of them) or, for a parallel hybrid (Falcon-H1), "in parallel" (both run on the same input,
+    their outputs summed). Beside each mixer, its cache: an attention layer's KV grows with the context; a
+    recurrent layer's state is the same size whatever the context. NemotronH's layers hold one part each
+    (a mixer or an MoE/MLP), so its block has a single norm before one of them.
+    """
+    n = c.num_hidden_layers
+    parts = [layer_parts(c, i) for i in range(n)]
+    one_part = any(not m or not f for m, f in parts)  # NemotronH: a mixer or a feed-forward, never both
+    if one_part:
+        seqs = [m or f for m, f in parts]
+        heading = pattern(seqs)
+    else:
+        seqs = [m for m, _ in parts]
+        heading = pattern(seqs)
+        ffns = [f for _, f in parts]
+        if len(set(ffns)) > 1:
+            heading += f"; feed-forward: {pattern(ffns)}"
+    colour = {p: PART_COLOURS.get(p, STATE_COLOUR) for p in (*PART_COLOURS, *PART_NAMES)}
+    strip = [colour[s.split("+")[-1]] for s in seqs]  # a parallel layer: its recurrent kind's colour
+    groups = {g.kind: g for g in c.kv_cache_breakdown(1, "bf16")}
+    per_layer_kv = nbytes(c.kv_cache_bytes_per_token("bf16") / max(1, len(c.attention_layers)))
+
+    def mixer_boxes(seq, join):
+        out = []
+        for kind in order(seq):
+            layers = sum(1 for s in seq if kind in s.split("+"))
+            label = f"{'Attention' if kind == ATTENTION else PART_NAMES[kind]} ({layers} of {n} layers)"
+            if kind == ATTENTION:
+                out.append(charts.box(label, _attention(c), colour[kind], join=join(out),
+                                      side=f"KV cache: {per_layer_kv} per token and layer (BF16), grows with "
+                                           f"the context"))
+            elif kind in (MOE, MLP):
+                detail = _moe(c) if kind == MOE else f"{c.hidden_size:,} → {c.intermediate_size:,} → {c.hidden_size:,}"
+                out.append(charts.box(label, detail, colour[kind], join=join(out)))
+            else:
+                out.append(charts.box(label, _state_sizes(c, kind), colour[kind], join=join(out),
+                                      side=_state_side(c, kind, groups[kind])))
+        return out
+
+    def order(seq):  # the distinct parts in the order the stack first uses them
+        return list(dict.fromkeys(p for s in seq for p in s.split("+")))
+
+    head = "tied to the embedding" if c.tie_word_embeddings else "its own weights"
+    boxes = [charts.box(f"The stack: {n} layers", heading, -1, strip=strip),
+             charts.box("Token embedding", f"looks up each token: {c.vocab_size:,} rows of {c.hidden_size:,} numbers",
+                        0, join="none"),
+             charts.box("Norm", f"over the {c.hidden_size:,} numbers of each token", -1)]
+    parallel = bool(c.parallel_state)
+    if one_part:
+        boxes += mixer_boxes(seqs, lambda out: "or" if out else "")
+    else:
+        boxes += mixer_boxes(seqs, lambda out: ("and" if parallel else "or") if out else "")
+        boxes.append(charts.box("Norm", "then each part adds its output to the token's running sum "
+                                        "(the residual stream)", -1))
+        boxes += mixer_boxes([f for _, f in parts], lambda out: "or" if out else "")
+    end = len(boxes)
+    boxes += [charts.box("Final norm", "", -1),
+              charts.box("LM head", f"{c.hidden_size:,} → {c.vocab_size:,} scores, one per token of the vocabulary "
+                                    f"({head})", 3)]
+    fixed = c.state_bytes("bf16")
+    letters = "".join({ATTENTION: "*", MOE: "E", MLP: "-"}.get(s.split("+")[-1], "M") for s in seqs)
+    summary = (f"{c.name}: a hybrid of {n} layers ({heading}). The KV cache grows by "
+               f"{nbytes(c.kv_cache_bytes_per_token('bf16'))} per token over its {len(c.attention_layers)} attention "
+               f"layers (BF16); the recurrent layers hold {nbytes(fixed)} per sequence whatever the context. "
+               f"Layer by layer (* attention, M recurrent, E MoE, - MLP): {letters}.")
+    return charts.diagram(boxes, repeat=(2, end, f"× {n} layers"), summary=summary)
+
+
 def block_diagram(c) -> dict:
     """The model as boxes: embedding, N x (norm, attention + KV cache, norm, FFN or MoE), final norm, LM head;
     an encoder-decoder's encoder first (`encoder_decoder_diagram`)."""
     if c.is_encoder_decoder:
         return encoder_decoder_diagram(c)
+    if c.is_hybrid:
+        return hybrid_diagram(c)
     per_layer = c.kv_cache_bytes_per_token("bf16") / c.num_hidden_layers
     ffn, ffn_detail = _ffn(c)
     head = "tied to the embedding" if c.tie_word_embeddings else "its own weights"
