@@ -43,8 +43,27 @@ CACHE_TYPE = {"mamba1": "linear_attention", "mamba2": "linear_attention", "gated
 WRAPPER_MODEL_TYPE = {"Gemma3ForConditionalGeneration": "gemma3", "Llama4ForConditionalGeneration": "llama4",
                       "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
                       "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl", "Qwen3VLForConditionalGeneration": "qwen3_vl",
-                      "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe", "Mistral3ForConditionalGeneration": "mistral3"}
-TOWERS = ("vision", "visual", "multi_modal_projector")  # parameter names of a wrapper's vision tower
+                      "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe", "Mistral3ForConditionalGeneration": "mistral3",
+                      "Gemma3nForConditionalGeneration": "gemma3n"}
+TOWERS = ("vision", "visual", "multi_modal_projector", "audio")  # parameter names of a wrapper's towers
+
+
+@pytest.fixture(autouse=True)
+def _gemma3n_without_its_timm_tower(monkeypatch):
+    """Gemma3nForConditionalGeneration builds its vision tower with `AutoModel.from_config(vision_config)`, a timm
+    MobileNetV5 (TimmWrapperModel). timm needs torchvision, and PyPI's torchvision for this torch (0.28.0) is a CUDA
+    build that fails to import beside the CPU torch ("operator torchvision::nms does not exist"), so timm is not in
+    the lock. That one call is answered with an empty module: everything else is the wrapper transformers builds
+    (language model, head, audio tower, both embedders), and ModelConfig leaves the MobileNetV5 out by name
+    (`towers_uncounted`)."""
+    real = transformers.AutoModel.from_config
+
+    def from_config(config, **kwargs):
+        if getattr(config, "model_type", "") == "gemma3n_vision":
+            return torch.nn.Module()
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(transformers.AutoModel, "from_config", from_config)
 
 
 def _hf_config(raw: dict):
@@ -117,8 +136,11 @@ def _check_against_transformers(raw: dict):
     assert (p.total, p.active) == (total, active)
     assert config.vision_params == tower  # a wrapper's vision tower and projector, beside the language model
     # a parallel hybrid's layer (Falcon-H1) holds attention KV and a recurrent state: transformers' "hybrid"
-    assert [("hybrid" if config.parallel_state else CACHE_TYPE.get(k, k)) for k in config.kinds] == types
-    assert [config.window_of(i) for i in range(config.num_hidden_layers)] == windows
+    # a layer reading another layer's keys and values (Gemma 3n's KV sharing) keeps no cache: transformers' "dummy"
+    assert [("dummy" if i in config.kv_shared_layers else "hybrid" if config.parallel_state else CACHE_TYPE.get(k, k))
+            for i, k in enumerate(config.kinds)] == types
+    assert [None if i in config.kv_shared_layers else config.window_of(i)
+            for i in range(config.num_hidden_layers)] == windows
     return config
 
 
@@ -284,6 +306,12 @@ VARIANTS = {
     "minimax_m2": dict(num_local_experts=5, num_experts_per_tok=2),
     "ministral3": dict(sliding_window=4, tie_word_embeddings=True),
     "arcee": dict(attention_bias=True, mlp_bias=True),
+    # Gemma 3n: a width per layer, per-layer embeddings, AltUp with 3 copies, LAuReL, the last 2 layers (one of each
+    # kind) reading the keys and values of layers 2 and 3, activation sparsity in the first layers
+    "gemma3n_text": dict(sliding_window=4, intermediate_size=[40, 32, 40, 24, 40, 16], vocab_size_per_layer_input=53,
+                         hidden_size_per_layer_input=6, altup_num_inputs=3, laurel_rank=5, num_kv_shared_layers=2,
+                         layer_types=["sliding_attention", "full_attention"] * 3,
+                         activation_sparsity_pattern=[0.95, 0.9, 0.0, 0.0, 0.0, 0.0]),
     # multimodal wrappers: the language model's text_config (the wrapper and its small vision tower: WRAPPED)
     "qwen2_5_vl_text": dict(use_sliding_window=True, sliding_window=4, max_window_layers=3,
                             rope_scaling={"type": "mrope", "mrope_section": [1, 1, 2]}),
@@ -374,6 +402,12 @@ WRAPPER_CASES = {
     "mistral3_mistral": ("Mistral3ForConditionalGeneration", "mistral", {},
                          dict(MISTRAL3, tie_word_embeddings=False)),
     "mistral3_ministral3": ("Mistral3ForConditionalGeneration", "ministral3", dict(tie_word_embeddings=True), MISTRAL3),
+    # Gemma 3n: its text model inside the wrapper, the head untied by the outer key; a two-block Conformer audio
+    # tower (a 10-bin input left 3 bins by the stem) and both embedders, small
+    "gemma3n": ("Gemma3nForConditionalGeneration", "gemma3n_text", {}, dict(
+        tie_word_embeddings=False, vision_config=dict(hidden_size=16, vocab_size=5),
+        audio_config=dict(hidden_size=16, vocab_size=7, input_feat_size=10, conf_num_attention_heads=2,
+                          conf_num_hidden_layers=2, conf_conv_kernel_size=3, sscp_conv_channel_size=[4, 3]))),
 }
 ENCODER_DECODERS = {"whisper"}  # tested on their own below (an encoder, a cross-attention cache)
 WRAPPERS_ONLY: set = set()  # families with no causal LM class of their own are tested through WRAPPED
@@ -415,7 +449,7 @@ def test_small_variant_counts_and_cache_match_transformers(model_type):
         assert config.kv_cache_bytes(context, 1, "bf16") == measured
         groups = config.kv_cache_breakdown(context, "bf16")
         assert sum(g.bytes for g in groups) == measured
-        assert sum(g.layers for g in groups) == len(config.attention_layers) + len(config.state_layers)
+        assert sum(g.layers for g in groups) == len(config.cached_layers) + len(config.state_layers)
     if not (config.sliding_window or config.attention_chunk_size):  # grows by the per-token KV, states fixed
         assert config.kv_cache_bytes(11) - config.kv_cache_bytes(7) == 4 * config.kv_cache_bytes_per_token("bf16")
 
@@ -465,7 +499,8 @@ TOWER_CLASSES = {"Qwen2_5_VLForConditionalGeneration": "Qwen2_5_VLVisionConfig",
                  "Mistral3ForConditionalGeneration": "PixtralVisionConfig",
                  "Gemma3ForConditionalGeneration": "SiglipVisionConfig", "Llama4ForConditionalGeneration":
                  "Llama4VisionConfig", "Qwen3_5ForConditionalGeneration": "Qwen3_5VisionConfig",
-                 "Qwen3_5MoeForConditionalGeneration": "Qwen3_5MoeVisionConfig"}
+                 "Qwen3_5MoeForConditionalGeneration": "Qwen3_5MoeVisionConfig",
+                 "Gemma3nForConditionalGeneration": "Gemma3nAudioConfig"}
 
 
 @pytest.mark.parametrize("arch", list(TOWER_CLASSES))
@@ -477,6 +512,13 @@ def test_each_vision_tower_default_is_its_config_class_default(arch):
     cls = getattr(transformers, tower.config_class)
     fields = {f.name: f.default for f in dataclasses.fields(cls)}
     assert {k: fields.get(k, "not a field") for k in tower.defaults} == tower.defaults
+
+
+def test_gemma3n_vision_embedder_defaults_are_its_config_class_defaults():
+    from chapter2.models.config import _GEMMA3N_VISION
+
+    fields = {f.name: f.default for f in dataclasses.fields(getattr(transformers, _GEMMA3N_VISION.config_class))}
+    assert {k: fields.get(k, "not a field") for k in _GEMMA3N_VISION.defaults} == _GEMMA3N_VISION.defaults
 
 
 def test_a_wrappers_own_defaults_are_its_config_class_defaults():
@@ -529,6 +571,17 @@ def _counted(fn) -> int:
     return counter.get_total_flops()
 
 
+def _embedders_extra(config: ModelConfig) -> int:
+    """Gemma3nForConditionalGeneration runs every text token through both multimodal embedders as well (a dummy
+    image and a dummy audio id where the token is neither), then keeps its text embedding: 2 x width x hidden per
+    token for each embedder's projection (widths: the vision and audio configs' hidden_size, or their defaults)."""
+    if config.wrapper != "Gemma3nForConditionalGeneration":
+        return 0
+    widths = [(config.raw.get(key) or {}).get("hidden_size", default)
+              for key, default in (("vision_config", 2048), ("audio_config", 1536))]
+    return 2 * sum(widths) * config.hidden_size
+
+
 def _implementation_extra(config: ModelConfig, context: int) -> int:
     """FLOPs transformers' eager decode step multiplies beyond the convention of `flops_per_token` (or short of it).
 
@@ -539,7 +592,7 @@ def _implementation_extra(config: ModelConfig, context: int) -> int:
     for DeltaNet, its reads) are elementwise products the counter does not see, only Mamba-1's and Mamba-2's C h
     readout (a matmul).
     """
-    extra = 0
+    extra = _embedders_extra(config)  # Gemma 3n's wrapper: each token through its image and audio embedders
     if config.uses_mla:
         kv_b = config.kv_lora_rank * config.num_attention_heads * (config.qk_nope_head_dim + config.v_head_dim)
         extra += len(config.attention_layers) * 2 * kv_b * (context - 1)
@@ -571,6 +624,7 @@ def _prefill_extra(config: ModelConfig, P: int) -> int:
     C h readout (2 of the convention's 5 FLOPs per state number)."""
     per_key = config.attention_flops_per_key("expanded")
     extra = per_key * P * P * len(config.attention_layers) - config.prefill_attention_flops(P, "expanded")
+    extra += P * _embedders_extra(config)  # Gemma 3n's wrapper: each token through its image and audio embedders
     if config.family_label == "Llama 4":
         extra += P * len(config.moe_layers) * (config.num_experts - config.num_experts_per_tok) * 2 * 3 * \
             config.hidden_size * config.moe_intermediate_size

@@ -468,6 +468,14 @@ FAMILIES: tuple[Family, ...] = (
         "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 4096,
         "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False},
         mlp_bias="mlp_bias", mlp_gated=False),
+    _fam("Gemma 3n", "gemma3n_text", ["Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"], "Gemma3nTextConfig",
+         "Gemma 3n E2B, E4B (the language model; its vision and audio towers counted beside it)", {
+        "vocab_size": 262400, "hidden_size": 2048, "intermediate_size": 16384, "num_hidden_layers": 35,
+        "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 512,
+        "layer_types": None, "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256,
+        "altup_num_inputs": 4, "laurel_rank": 64, "num_kv_shared_layers": 15, "activation_sparsity_pattern": None},
+        qk_norm=True, norms_per_layer=4, layout="gemma3n"),
     # hybrids (section 2.5): recurrent layers among a few attention layers
     _fam("Nemotron-H", "nemotron_h", ["NemotronHForCausalLM"], "NemotronHConfig",
          "NVIDIA Nemotron 3 Nano 30B-A3B, Nemotron-H, Nemotron Nano 2", {
@@ -576,14 +584,15 @@ _BY_MODEL_TYPE.update({"gemma3": _BY_MODEL_TYPE["gemma3_text"], "llama4": _BY_MO
                        "kimi_k2": _BY_MODEL_TYPE["deepseek_v3"], "qwen3_5": _BY_MODEL_TYPE["qwen3_5_text"],
                        "qwen3_5_moe": _BY_MODEL_TYPE["qwen3_5_moe_text"], "qwen2_5_vl": _BY_MODEL_TYPE["qwen2_5_vl_text"],
                        "qwen3_vl": _BY_MODEL_TYPE["qwen3_vl_text"], "qwen3_vl_moe": _BY_MODEL_TYPE["qwen3_vl_moe_text"],
-                       "mistral3": _BY_MODEL_TYPE["mistral"]})
+                       "mistral3": _BY_MODEL_TYPE["mistral"], "gemma3n": _BY_MODEL_TYPE["gemma3n_text"]})
 # Multimodal wrappers: the language model is read from `text_config`; the vision tower is not counted.
 # Which config's tie_word_embeddings ties the LM head (as transformers 5 builds them): Gemma 3's outer
 # config (default true), Llama 4's text config.
 _WRAPPERS = {"Gemma3ForConditionalGeneration": ("outer", True), "Llama4ForConditionalGeneration": ("text", None),
              "Qwen3_5ForConditionalGeneration": ("outer", False), "Qwen3_5MoeForConditionalGeneration": ("outer", False),
              "Qwen2_5_VLForConditionalGeneration": ("outer", False), "Qwen3VLForConditionalGeneration": ("outer", False),
-             "Qwen3VLMoeForConditionalGeneration": ("outer", False), "Mistral3ForConditionalGeneration": ("mistral3", True)}
+             "Qwen3VLMoeForConditionalGeneration": ("outer", False), "Mistral3ForConditionalGeneration": ("mistral3", True),
+             "Gemma3nForConditionalGeneration": ("outer", True)}
 # Mistral 3's head (rule "mistral3"): the outer tie_word_embeddings when the file has it, else the text_config's (its
 # class default false), else, with no text_config at all, the outer default (true). Transformers 5 reads the outer key
 # alone, whose default became true (huggingface/transformers#43429, for Ministral 3, whose text_config says true); it
@@ -635,6 +644,15 @@ _TOWERS["Qwen3VLForConditionalGeneration"] = ("qwen3_vl", _tower("Qwen3-VL visio
     **_TOWERS["Qwen3_5ForConditionalGeneration"][1].defaults, "deepstack_visual_indexes": (8, 16, 24)}))
 _TOWERS["Qwen3VLMoeForConditionalGeneration"] = ("qwen3_vl", _tower("Qwen3-VL vision tower", "Qwen3VLMoeVisionConfig",
                                                                     dict(_TOWERS["Qwen3VLForConditionalGeneration"][1].defaults)))
+# Gemma 3n's towers: its audio encoder (Gemma3nAudioConfig) and the two embedders that project audio and vision
+# features into the language model (their widths and vocabularies: Gemma3nAudioConfig, Gemma3nVisionConfig). Its
+# vision tower is a timm MobileNetV5 named by `vision_config['architecture']`, not counted (`towers_uncounted`).
+_TOWERS["Gemma3nForConditionalGeneration"] = ("gemma3n", _tower("Gemma 3n audio tower", "Gemma3nAudioConfig", {
+    "hidden_size": 1536, "vocab_size": 128, "input_feat_size": 128, "conf_num_attention_heads": 8,
+    "conf_num_hidden_layers": 12, "conf_conv_kernel_size": 5, "sscp_conv_channel_size": (128, 32),
+    "sscp_conv_kernel_size": ((3, 3), (3, 3)), "sscp_conv_stride_size": ((2, 2), (2, 2))}))
+_GEMMA3N_VISION = _tower("Gemma 3n vision embedder", "Gemma3nVisionConfig", {
+    "hidden_size": 2048, "vocab_size": 128, "architecture": "mobilenetv5_300m_enc"})
 # Layer kinds of the KV cache (transformers' `layer_types` names).
 LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
 # Recurrent layer kinds: a fixed-size state instead of a KV cache (section 2.5).
@@ -816,6 +834,15 @@ class ModelConfig:
     mlp_gated: bool = True  # gate, up and down projections; False: up and down only (NemotronH's squared ReLU)
     attn_output_gate: bool = False  # Qwen3-Next: q_proj also gives a sigmoid gate on the attention output
     mlp_act_params: int = 0  # learned numbers in each dense MLP's activation (Apertus' xIELU: 2)
+    # Gemma 3n (see `_gemma3n_parts`): per-layer MLP widths, per-layer embeddings, AltUp, LAuReL, and the last
+    # layers reading an earlier layer's keys and values instead of their own
+    mlp_widths: tuple[int, ...] = ()  # one dense MLP width per layer where the config lists them; () = intermediate_size
+    per_layer_input_size: int = 0  # width of each layer's slice of the per-layer embedding (0: none)
+    per_layer_vocab_size: int = 0  # rows of the per-layer embedding table
+    altup_inputs: int = 0  # AltUp's copies of the hidden state (0: no AltUp)
+    laurel_rank: int = 0  # rank of LAuReL's low-rank residual (0: none)
+    kv_shared_layers: tuple[int, ...] = ()  # layers that attend over an earlier layer's cached K/V: no k/v, no cache
+    activation_sparsity: tuple[float, ...] = ()  # per layer, the share of MLP activations zeroed (changes no count)
     # Mamba-2 layers (layer kind "mamba2")
     mamba_num_heads: int = 0
     mamba_head_dim: int = 0
@@ -860,6 +887,7 @@ class ModelConfig:
     wrapper: str = ""  # a multimodal class whose language model this is (its vision tower is counted apart)
     vision_params: int = 0  # a wrapper's vision tower and projector: beside params(), not in it
     vision_defaulted: tuple[str, ...] = ()  # vision_config keys that took the vision config class's default
+    towers_uncounted: tuple[str, ...] = ()  # towers a wrapper holds that `vision_params` leaves out, named
     defaulted: tuple[str, ...] = ()
     raw: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
     # parameter counts given as plain numbers (`from_numbers`); None: counted from the sizes above
@@ -986,6 +1014,13 @@ class ModelConfig:
     def attention_layers(self) -> tuple[int, ...]:
         """The layers that attend (and so keep a KV cache): every layer of a transformer, a few of a hybrid."""
         return tuple(i for i, k in enumerate(self.kinds) if k in LAYER_KINDS)
+
+    @property
+    def cached_layers(self) -> tuple[int, ...]:
+        """The attention layers that keep keys and values of their own: all of them, less Gemma 3n's
+        `kv_shared_layers` (which attend over an earlier layer's)."""
+        shared = set(self.kv_shared_layers)
+        return tuple(i for i in self.attention_layers if i not in shared)
 
     def state_kind(self, layer: int) -> str:
         """The recurrent mixer of layer `layer` (one of `STATE_KINDS`), "" if it has none.
@@ -1178,6 +1213,59 @@ class ModelConfig:
                 ("dense MLPs", layers * (2 * d * f + f + d), layers * (2 * d * f + f + d)),
                 ("norms", (3 * layers + 1) * 2 * d, (3 * layers + 1) * 2 * d), ("LM head", lm_head, lm_head)]
 
+    def _dense_mlp_params(self) -> tuple[int, int]:
+        """(matmul weights, biases) of all dense MLPs: one width per layer where `mlp_widths` lists them."""
+        moe, free = set(self.moe_layers), set(self.ffn_free_layers)
+        dense = [i for i in range(self.num_hidden_layers) if i not in moe and i not in free]
+        widths = [self.mlp_widths[i] if self.mlp_widths else self.intermediate_size for i in dense]
+        parts = [self._mlp_params(w, self.mlp_bias) for w in widths]
+        return sum(m for m, _ in parts), sum(b for _, b in parts)
+
+    def _kv_projection_params(self) -> tuple[int, int]:
+        """(matmul, other) weights of one layer's k and v projections (and k's norm): what a KV-sharing layer
+        (`kv_shared_layers`) does not have."""
+        h, n_kv, d = self.hidden_size, self.num_key_value_heads, self.head_dim
+        norm = (n_kv * d if self.qk_norm_all_heads else d) if self.qk_norm else 0
+        return 2 * h * n_kv * d, norm + (2 * n_kv * d if self.qkv_bias else 0)
+
+    @property
+    def per_layer_embedding_params(self) -> int:
+        """Gemma 3n's per-layer embedding table: `per_layer_vocab_size` rows of layers x `per_layer_input_size`
+        (each layer reads its own slice; a lookup, like the token embedding). 0 for other models."""
+        return self.per_layer_vocab_size * self.num_hidden_layers * self.per_layer_input_size
+
+    def _gemma3n_parts(self) -> list:
+        """(part, total, matmul weights) of what Gemma 3n adds to a Gemma-style decoder (transformers'
+        Gemma3nTextModel; Google's Gemma 3n overview, ai.google.dev/gemma/docs/gemma-3n):
+
+        - per-layer embeddings (PLE): a second token table (`per_layer_embedding_params`), plus a projection
+          of the token embedding h -> layers x p added to it (with an RMSNorm over p); in every layer a gate
+          h -> p and a projection p -> h, with an RMSNorm over h, fold the layer's p numbers into the stream;
+        - AltUp (Baykal et al. 2023, arXiv:2301.13310) with n copies of the hidden state: n - 1 projections
+          h -> h in and n - 1 out, and per layer a router h -> n (with an RMSNorm), prediction coefficients
+          n -> n^2, correction coefficients n -> n and an output scale over h;
+        - LAuReL (Menghani et al. 2024, arXiv:2411.07501), a low-rank residual per layer: h -> r -> h and an
+          RMSNorm over h.
+        """
+        if not (self.per_layer_input_size or self.altup_inputs or self.laurel_rank):
+            return []
+        h, layers, p, n, r = (self.hidden_size, self.num_hidden_layers, self.per_layer_input_size,
+                              self.altup_inputs, self.laurel_rank)
+        ple_proj = h * layers * p
+        altup_layer = h * n + n ** 3 + n * n
+        return [("per-layer embeddings", self.per_layer_embedding_params, 0),
+                ("per-layer inputs", ple_proj + p + layers * (2 * h * p + h), ple_proj + layers * 2 * h * p),
+                ("AltUp", 2 * (n - 1) * h * h + layers * (altup_layer + 2 * h) if n else 0,
+                 2 * (n - 1) * h * h + layers * altup_layer if n else 0),
+                ("LAuReL", layers * (2 * h * r + h) if r else 0, layers * 2 * h * r)]
+
+    def altup_flops_per_token(self) -> int:
+        """FLOPs of AltUp's mixing that are not a weight times the token (0 without AltUp): per layer, the
+        predicted copies (n vectors of h, mixed by an n x n matrix: 2 n^2 h) and the router's second pass
+        (h -> n, run again on the layer's output to correct: 2 h n). The corrections' scaling is elementwise."""
+        h, n = self.hidden_size, self.altup_inputs
+        return self.num_hidden_layers * (2 * n * n * h + 2 * h * n) if n else 0
+
     @_once
     def param_breakdown(self) -> tuple[ParamPart, ...]:
         """Where the parameters sit: embedding, attention, dense MLPs, routed experts, shared experts,
@@ -1201,9 +1289,13 @@ class ModelConfig:
         router = self.num_experts * h + (self.num_experts if self.router_bias else 0) + (h if self.shared_expert_gate else 0)
         expert = expert_matmul + expert_bias
         layers = self.num_hidden_layers
+        attention = n_attn * (attn_matmul + attn_other) - len(self.kv_shared_layers) * sum(self._kv_projection_params())
+        if self.mlp_widths:
+            dense_matmul, dense_bias = self._dense_mlp_params()
+            n_dense = 1
         parts = [
             ("embedding", v * h, v * h),
-            ("attention", n_attn * (attn_matmul + attn_other), n_attn * (attn_matmul + attn_other)),
+            ("attention", attention, attention),
             *((f"{_STATE_LABELS[kind]} layers", n[kind] * sum(self._state_params(kind)),
                n[kind] * sum(self._state_params(kind))) for kind in STATE_KINDS),
             ("dense MLPs", n_dense * (dense_matmul + dense_bias + self.mlp_act_params),
@@ -1214,6 +1306,7 @@ class ModelConfig:
             ("norms", layers * self.norms_per_layer * norm + norm, layers * self.norms_per_layer * norm + norm),
             ("LM head", (0 if self.tie_word_embeddings else v * h) + (v if self.lm_head_bias else 0),
              (0 if self.tie_word_embeddings else v * h) + (v if self.lm_head_bias else 0)),
+            *((name, total, total) for name, total, _ in self._gemma3n_parts()),
         ]
         return tuple(ParamPart(name, total, active) for name, total, active in parts if total)
 
@@ -1240,9 +1333,11 @@ class ModelConfig:
         n = self._layer_counts()
         n_moe, n_dense = n["moe"], n["dense"]
         matmul = (v * h  # the LM head multiply, tied or not
-                  + n["attention"] * attn_matmul
+                  + n["attention"] * attn_matmul - len(self.kv_shared_layers) * self._kv_projection_params()[0]
                   + sum(n[kind] * self._state_params(kind)[0] for kind in STATE_KINDS)
-                  + n_dense * self._mlp_params(self.intermediate_size, False)[0]
+                  + (self._dense_mlp_params()[0] if self.mlp_widths
+                     else n_dense * self._mlp_params(self.intermediate_size, False)[0])
+                  + sum(m for _, _, m in self._gemma3n_parts())
                   + self.routed_experts_per_token * self._mlp_params(self.moe_intermediate_size, False)[0]
                   + n_moe * (self._mlp_params(self.shared_expert_intermediate_size, False)[0]
                              + self.num_experts * h + (h if self.shared_expert_gate else 0)))
@@ -1273,10 +1368,10 @@ class ModelConfig:
         """
         per_layer = self._kv_per_attention_layer(mla)
         if layer is None:
-            return per_layer * len(self.attention_layers)
+            return per_layer * len(self.cached_layers)
         if not (isinstance(layer, int) and not isinstance(layer, bool) and 0 <= layer < self.num_hidden_layers):
             raise ValueError(f"layer must be an int in [0, {self.num_hidden_layers}), got {layer!r}")
-        return per_layer if self.kinds[layer] in LAYER_KINDS else 0  # a recurrent layer caches no keys
+        return per_layer if layer in self.cached_layers else 0  # a recurrent or KV-sharing layer caches no keys
 
     def _kv_per_attention_layer(self, mla: str) -> int:
         mla = self._mla(mla)
@@ -1316,8 +1411,8 @@ class ModelConfig:
         min(context, chunk): what must be reserved per sequence, since a sequence
         passes through chunk ends (vLLM frees finished chunks and holds fewer).
         """
-        if self.kinds[layer] not in LAYER_KINDS:
-            return 0  # a recurrent layer or one with no mixer keeps no tokens
+        if self.kinds[layer] not in LAYER_KINDS or layer in self.kv_shared_layers:
+            return 0  # a recurrent layer, one with no mixer, or one reading another layer's keys keeps no tokens
         window = self.window_of(layer)
         return context if window is None else min(context, window)
 
@@ -1382,7 +1477,7 @@ class ModelConfig:
         per_layer = self._kv_per_attention_layer(mla)
         groups = []
         for kind in LAYER_KINDS:
-            layers = [i for i, k in enumerate(self.kinds) if k == kind]
+            layers = [i for i, k in enumerate(self.kinds) if k == kind and i in self.cached_layers]
             if not layers:
                 continue
             tokens = self.tokens_held(layers[0], context)
@@ -1504,7 +1599,7 @@ class ModelConfig:
         left out (a fraction of a percent). `prefill_flops(N)` sums it over positions 1..N.
         """
         return (2 * self.params().matmul_active + self.attention_flops_per_token(context, mla)
-                + self.state_flops_per_token())
+                + self.state_flops_per_token() + self.altup_flops_per_token())
 
     def prefill_flops(self, prompt_tokens: int, mla: str = "absorbed") -> int:
         """FLOPs of a causal prefill of `prompt_tokens` tokens: sum of `flops_per_token` over positions 1..P.
@@ -1524,7 +1619,7 @@ class ModelConfig:
         tests/test_model_families.py checks each term exactly against FlopCounterMode.
         """
         P = positive_int("prompt_tokens", prompt_tokens)
-        return ((2 * self.params().matmul_active + self.state_flops_per_token()) * P
+        return ((2 * self.params().matmul_active + self.state_flops_per_token() + self.altup_flops_per_token()) * P
                 + self.prefill_attention_flops(P, mla) + self.encoder_flops() + self.cross_kv_flops())
 
     def encoder_flops(self) -> int:
@@ -1687,7 +1782,8 @@ def _resolve_class(c: dict) -> tuple[str, Family]:
                    "qwen3_5_moe": "Qwen3_5MoeForConditionalGeneration",
                    "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration", "qwen3_vl": "Qwen3VLForConditionalGeneration",
                    "qwen3_vl_moe": "Qwen3VLMoeForConditionalGeneration",
-                   "mistral3": "Mistral3ForConditionalGeneration"}.get(model_type, fam.classes[0])
+                   "mistral3": "Mistral3ForConditionalGeneration",
+                   "gemma3n": "Gemma3nForConditionalGeneration"}.get(model_type, fam.classes[0])
             return cls, _text_family(c, cls, fam)
         else:
             raise ValueError("config must have an 'architectures' list naming the model class, e.g. "
@@ -1768,10 +1864,12 @@ def _parse(c: dict, name: str | None) -> dict:
                else _WRAPPERS[arch][1])
     else:
         tie = r.bool("tie_word_embeddings")
+    widths = _mlp_widths(r, layers) if fam.layout == "gemma3n" else ()
     fields = dict(
         name=name or c.get("_name") or arch, architecture=arch, model_type=text.get("model_type") or c.get("model_type") or mt,
         family=described.family, task=described.task, vocab_size=vocab, hidden_size=hidden,
-        intermediate_size=r.int("intermediate_size", optional=fam.experts == "every_layer_shared") or 0,
+        intermediate_size=(max(widths) if widths else
+                           r.int("intermediate_size", optional=fam.experts == "every_layer_shared") or 0),
         num_hidden_layers=layers, num_attention_heads=heads,
         num_key_value_heads=kv_heads, head_dim=head_dim, max_position_embeddings=max_pos,
         rms_norm_eps=eps if eps is not None else 1e-6, rope_theta=rope_theta, rope_scaling=rope_scaling,
@@ -1785,6 +1883,8 @@ def _parse(c: dict, name: str | None) -> dict:
                   mlp_act_params=fam.mlp_act_params)
     if fam.mla:
         fields.update(_mla(r))
+    if fam.layout == "gemma3n":
+        fields.update(_gemma3n(r, layers, fields["layer_types"]), mlp_widths=widths)
     fields["defaulted"] = tuple(r.defaulted)
     if arch in _TOWERS:
         fields.update(_vision_tower(c, arch, hidden))
@@ -1802,9 +1902,70 @@ def _vision_tower(c: dict, arch: str, text_hidden: int) -> dict:
     rule, tower = _TOWERS[arch]
     if arch in _WRAPPER_VISION_DEFAULTS and c.get("vision_config") is None:
         tower = replace(tower, defaults={**tower.defaults, **_WRAPPER_VISION_DEFAULTS[arch]})
+    if rule == "gemma3n":
+        return _gemma3n_towers(c, tower, text_hidden)
     r = _Reader(vision, tower, "config['vision_config']")
     n = _TOWER_RULES[rule](r, text_hidden, c)
     return dict(vision_params=n, vision_defaulted=tuple(r.defaulted))
+
+
+def _sub_config(c: dict, key: str) -> dict:
+    value = c.get(key) or {}
+    if not isinstance(value, dict):
+        raise TypeError(f"config[{key!r}] must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _pairs(r: _Reader, key: str) -> list:
+    """Two (height, width) pairs: the kernel or stride sizes of Gemma 3n's two audio stem convolutions."""
+    value = r.raw(key)
+    if not (isinstance(value, (list, tuple)) and len(value) == 2 and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                                 and x >= 1 for x in p) for p in value)):
+        raise ValueError(f"{r.name(key)} must be two [height, width] pairs of whole numbers >= 1, got {value!r}")
+    return [tuple(p) for p in value]
+
+
+def _gemma3n_towers(c: dict, audio_fam: Family, text_hidden: int) -> dict:
+    """Gemma 3n's audio tower and its two multimodal embedders, as transformers 5 builds them.
+
+    The audio encoder (a USM-style Conformer; transformers' Gemma3nAudioEncoder), width D, H heads, L blocks:
+    a stem of two bias-free 2-D convolutions (1 -> c0 -> c1 channels over time x frequency, each followed by
+    a norm of one scale per channel; frequency padded by 1 on each side), then a linear map of c1 x (frequency
+    bins left) -> D; each block has two feed-forward halves (RMSNorm, D -> 4D -> D, RMSNorm: 8 D^2 + 2 D each),
+    attention (RMSNorm, q, k, v, a relative-position projection and the output, all D x D, a per-dim scale of
+    D / H, RMSNorm), a light convolution (RMSNorm, D -> 2D gated, a depthwise conv of `conf_conv_kernel_size`
+    taps, RMSNorm, D -> D) and a closing RMSNorm: 24 D^2 + 9 D + D / H + D k. Each embedder: its vocabulary's
+    table (vocab x width), two RMSNorms over the width (hard and soft tokens), a projection width -> text hidden
+    (its closing norm has no scale). The vision tower itself, a timm MobileNetV5 (`vision_config['architecture']`),
+    is not counted: it is named in `towers_uncounted`.
+    """
+    audio, vision = _sub_config(c, "audio_config"), _sub_config(c, "vision_config")
+    a = _Reader(audio, audio_fam, "config['audio_config']")
+    v = _Reader(vision, _GEMMA3N_VISION, "config['vision_config']")
+    d, heads, blocks, k = (a.int("hidden_size"), a.int("conf_num_attention_heads"), a.int("conf_num_hidden_layers"),
+                           a.int("conf_conv_kernel_size"))
+    channels = a.raw("sscp_conv_channel_size")
+    if not (isinstance(channels, (list, tuple)) and len(channels) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in channels)):
+        raise ValueError(f"{a.name('sscp_conv_channel_size')} must be two whole numbers >= 1, got {channels!r}")
+    kernels, strides = _pairs(a, "sscp_conv_kernel_size"), _pairs(a, "sscp_conv_stride_size")
+    freq, stem, c_in = a.int("input_feat_size"), 0, 1
+    for c_out, (kh, kw), (_, sw) in zip(channels, kernels, strides):
+        stem += c_out * c_in * kh * kw + c_out
+        freq, c_in = (freq + 2 - kw) // sw + 1, c_out
+    if freq < 1:
+        raise ValueError(f"{a.name('input_feat_size')}: the stem's convolutions leave no frequency bins")
+    encoder = stem + channels[-1] * freq * d + blocks * (24 * d * d + 9 * d + d // heads + d * k)
+
+    def embedder(vocab: int, width: int) -> int:
+        return vocab * width + 2 * width + width * text_hidden
+
+    vision_width = v.int("hidden_size")
+    arch = v.raw("architecture")
+    n = encoder + embedder(a.int("vocab_size"), d) + embedder(v.int("vocab_size"), vision_width)
+    return dict(vision_params=n, vision_defaulted=tuple(a.defaulted + v.defaulted),
+                towers_uncounted=(f"vision tower (timm {arch!r}, a MobileNetV5)",))
 
 
 def _siglip_tower(r: _Reader, text_hidden: int, _outer: dict) -> int:
@@ -2144,6 +2305,51 @@ def _jamba(r: _Reader, layers: int, given) -> tuple:
     return ["full_attention" if i % period == offset else "mamba1" for i in range(layers)], None, None
 
 
+def _gemma3n_layout(r: _Reader, layers: int, given) -> tuple:
+    """Gemma 3n: every fifth layer full, the others sliding (Gemma3nTextConfig's default layer_types)."""
+    return _alternating(r, layers, given, every=5)
+
+
+def _mlp_widths(r: _Reader, layers: int) -> tuple[int, ...]:
+    """Gemma 3n's `intermediate_size`: one width for every layer, or a list of one per layer."""
+    value = r.raw("intermediate_size")
+    if isinstance(value, list):
+        return tuple(r.int_list("intermediate_size", layers, low=1))
+    return (r.int("intermediate_size"),) * layers
+
+
+def _gemma3n(r: _Reader, layers: int, kinds: tuple) -> dict:
+    """Gemma 3n's extra fields: per-layer embeddings, AltUp, LAuReL, KV sharing and activation sparsity.
+
+    The last `num_kv_shared_layers` layers have no k and v projections and keep no cache: each attends over
+    the keys and values of the last earlier layer of its own kind (transformers' `kv_sharing_modes`), which
+    must exist. `activation_sparsity_pattern` (default 0.95 in the first 10 layers when there are more than
+    10) zeroes that share of each MLP's gate activations by a Gaussian top-k: it changes no weight and no
+    matmul, so no count here.
+    """
+    shared = r.int("num_kv_shared_layers", zero=True)
+    if shared > layers:
+        raise ValueError(f"{r.name('num_kv_shared_layers')} must be at most num_hidden_layers ({layers}), got {shared}")
+    first = layers - shared
+    if shared and set(kinds[:first]) != set(kinds):
+        raise ValueError(f"{r.name('num_kv_shared_layers')} ({shared}): a layer kind among the last {shared} layers "
+                         f"({sorted(set(kinds[first:]))}) has no earlier layer of its kind to share keys and values with")
+    sparsity = r.raw("activation_sparsity_pattern")
+    if sparsity is None:
+        sparsity = [0.95] * 10 + [0.0] * (layers - 10) if layers > 10 else [0.0] * layers
+    if not (isinstance(sparsity, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                               and 0 <= x < 1 for x in sparsity)):
+        raise TypeError(f"{r.name('activation_sparsity_pattern')} must be a list of numbers in [0, 1), "
+                        f"got {sparsity!r}")
+    if len(sparsity) != layers:
+        raise ValueError(f"{r.name('activation_sparsity_pattern')} must have one entry per layer ({layers}), "
+                         f"got {len(sparsity)}")
+    return dict(per_layer_input_size=r.int("hidden_size_per_layer_input"),
+                per_layer_vocab_size=r.int("vocab_size_per_layer_input"), altup_inputs=r.int("altup_num_inputs"),
+                laurel_rank=r.int("laurel_rank"), kv_shared_layers=tuple(range(first, layers)),
+                activation_sparsity=tuple(float(x) for x in sparsity))
+
+
 # name -> (rule, whether the family's config may list `layer_types`)
 _LAYOUTS = {"full": (_full, False), "one_window": (_one_window, False), "qwen": (_qwen, True),
             "dots1": (_dots1, True),
@@ -2151,7 +2357,7 @@ _LAYOUTS = {"full": (_full, False), "one_window": (_one_window, False), "qwen": 
             "gemma3": (_gemma3, True), "smollm3": (_smollm3, True), "llama4": (_llama4, True),
             "nemotron_h": (_nemotron_h, False), "qwen3_next": (_qwen3_next, False), "exaone4": (_exaone4, True),
             "granite_hybrid": (_granite_hybrid, False), "lfm2": (_lfm2, False), "minimax": (_minimax, False),
-            "jamba": (_jamba, False)}
+            "jamba": (_jamba, False), "gemma3n": (_gemma3n_layout, True)}
 
 
 def _layer_kinds(r: _Reader, fam: Family, layers: int) -> dict:
