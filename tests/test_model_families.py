@@ -493,6 +493,26 @@ def test_multimodal_totals_with_their_vision_towers():
         assert round((config.params().total + config.vision_params) / unit) == round(published / unit)
 
 
+def test_gemma3n_totals_against_its_published_sizes():
+    """Gemma 3n E2B (shipped) and E4B (its text_config with 35 layers, MLPs of 16,384, 15 KV-sharing layers): the
+    language model and the towers counted beside it, with the k and v weights the checkpoints keep for the KV-sharing
+    layers (which transformers 5 skips on load), round to the raw sizes Hugging Face's release post gives, "5B and
+    8B" (huggingface/blog gemma3n.md); the E4B language model alone, so kept, to the 6.9B of LM Studio's text-only
+    listing (lmstudio.ai/models/google/gemma-3n-e4b). The MobileNetV5 vision tower is not counted (towers_uncounted):
+    it is the difference to the Hub's 5.44B and 7.85B, which these round figures cannot pin."""
+    raw = json.loads((FAMILY_CONFIG_DIR / "gemma-3n-E2B-it.json").read_text())
+    e4b_text = {**raw["text_config"], "num_hidden_layers": 35, "intermediate_size": [16384] * 35,
+                "num_kv_shared_layers": 15, "activation_sparsity_pattern": [0.95] * 10 + [0.0] * 25,
+                "layer_types": ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(35)]}
+    for text, published in ((raw["text_config"], 5), (e4b_text, 8)):
+        config = _check_against_transformers({**raw, "text_config": text})
+        assert config.towers_uncounted and config.vision_params > 0
+        stored_kv = len(config.kv_shared_layers) * (2 * config.hidden_size * config.num_key_value_heads *
+                                                    config.head_dim + config.head_dim)  # k, v and k's norm
+        assert round((config.params().total + stored_kv + config.vision_params) / 1e9) == published
+    assert round((config.params().total + stored_kv) / 1e8) == 69
+
+
 TOWER_CLASSES = {"Qwen2_5_VLForConditionalGeneration": "Qwen2_5_VLVisionConfig",
                  "Qwen3VLForConditionalGeneration": "Qwen3VLVisionConfig",
                  "Qwen3VLMoeForConditionalGeneration": "Qwen3VLMoeVisionConfig",

@@ -1951,7 +1951,7 @@ def _gemma3n_towers(c: dict, audio_fam: Family, text_hidden: int) -> dict:
         raise ValueError(f"{a.name('sscp_conv_channel_size')} must be two whole numbers >= 1, got {channels!r}")
     kernels, strides = _pairs(a, "sscp_conv_kernel_size"), _pairs(a, "sscp_conv_stride_size")
     freq, stem, c_in = a.int("input_feat_size"), 0, 1
-    for c_out, (kh, kw), (_, sw) in zip(channels, kernels, strides):
+    for c_out, (kh, kw), (_, sw) in zip(channels, kernels, strides, strict=True):
         stem += c_out * c_in * kh * kw + c_out
         freq, c_in = (freq + 2 - kw) // sw + 1, c_out
     if freq < 1:
