@@ -27,8 +27,9 @@ FAMILY_CONFIGS = ["AFM-4.5B", "AI21-Jamba-1.5-Mini", "Apertus-8B-Instruct-2509",
                   "OLMoE-1B-7B-0924", "Phi-3-mini-4k-instruct", "Phi-3.5-MoE-instruct", "Phi-4-mini-instruct",
                   "Qwen1.5-MoE-A2.7B", "Qwen2.5-VL-7B-Instruct", "Qwen3-Next-80B-A3B-Instruct",
                   "Qwen3-VL-30B-A3B-Instruct", "Qwen3-VL-4B-Instruct", "Qwen3.5-27B", "Qwen3.5-397B-A17B",
-                  "Seed-OSS-36B-Instruct", "SmolLM3-3B", "c4ai-command-r-v01", "dots.llm1.inst", "gemma-2-9b", "gemma-7b",
-                  "granite-3.0-1b-a400m-base", "granite-3.0-8b-base", "granite-4.0-h-tiny", "whisper-large-v3"]
+                  "Seed-OSS-36B-Instruct", "SmolLM3-3B", "c4ai-command-r-v01", "dots.llm1.inst", "gemma-2-9b",
+                  "gemma-3n-E2B-it", "gemma-7b", "granite-3.0-1b-a400m-base", "granite-3.0-8b-base", "granite-4.0-h-tiny",
+                  "whisper-large-v3"]
 
 
 def within(value, published, tol=0.01):
@@ -437,8 +438,7 @@ SUPPORTED = "supported families: Llama, Llama 4, Mistral"
 
 @pytest.mark.parametrize("arch", ["FalconForCausalLM", "DbrxForCausalLM", "ExaoneMoeForCausalLM",
                                   "Lfm2VlForConditionalGeneration", "Zamba2ForCausalLM", "GPT2LMHeadModel",
-                                  "LlavaForConditionalGeneration",
-                                  "Gemma3nForConditionalGeneration"])
+                                  "LlavaForConditionalGeneration"])
 def test_unsupported_architectures_are_refused_by_name_before_any_field(arch):
     # no other field at all: the message is about the class, never a missing field
     with pytest.raises(ValueError, match="not supported") as err:
@@ -984,6 +984,39 @@ def test_wrappers_report_their_vision_tower_in_the_calculators():
                              "vision_config": {**_raw("Qwen2.5-VL-7B-Instruct")["vision_config"], "depth": "32"}})
     with pytest.raises(TypeError, match=r"config\['vision_config'\] must be a JSON object"):
         ModelConfig.from_hf({**_raw("gemma-3-27b-it"), "vision_config": [1]})
+
+
+def test_gemma3n_e2b_by_hand_and_pasted_into_the_calculators():
+    """Gemma 3n E2B: 30 layers of 2,048 (MLPs of 8,192; 8 query and 2 KV heads of 256, q/k norms), each with AltUp
+    (4 copies), LAuReL (rank 64) and its per-layer input (256); a per-layer embedding table of 262,144 x 30 x 256;
+    the last 10 layers without k and v, reading the keys and values of layers 18 (sliding) and 19 (full)."""
+    g = load_config("gemma-3n-E2B-it")
+    h, v, layers, ff, nq, nkv, d, shared, p, vp, n, r = 2048, 262_400, 30, 8192, 8, 2, 256, 10, 256, 262_144, 4, 64
+    layer = (2 * h * nq * d + d + 4 * h + 3 * h * ff  # q, o, q's norm, four norms, the MLP
+             + (h + n * n + n ** 3 + h * n + h) + (2 * h * r + h) + (2 * h * p + h))  # AltUp, LAuReL, per-layer input
+    kv = 2 * h * nkv * d + d  # k, v and k's norm (v's norm has no scale)
+    lm = (v * h + layers * layer + (layers - shared) * kv + h  # tied head, final norm
+          + vp * layers * p + h * layers * p + p + 2 * (n - 1) * h * h)  # PLE table and projection, AltUp in and out
+    assert g.params().total == g.params().active == lm == 4_435_182_688
+    assert g.per_layer_embedding_params == vp * layers * p
+    # the audio tower: a stem (1 -> 128 -> 32 channels, 3 x 3, frequency 128 -> 64 -> 32), 12 Conformer blocks of 1,536
+    a, blocks = 1536, 12
+    audio = 128 * 9 + 128 + 32 * 128 * 9 + 32 + 32 * 32 * a + blocks * (24 * a * a + 9 * a + a // 8 + 5 * a)
+    embedders = (128 * a + 2 * a + a * h) + (128 * 2048 + 2 * 2048 + 2048 * h)
+    assert g.vision_params == audio + embedders and g.towers_uncounted
+    cached = [i for i in range(20)]  # 4 of them full (every fifth), 16 sliding over 512 tokens
+    assert g.kv_cache_bytes_per_token("bf16") == 2 * len(cached) * nkv * d * 2 == 40_960
+    for context in (100, 32_768):
+        assert g.kv_cache_bytes(context) == (4 * context + 16 * min(context, 512)) * 2 * nkv * d * 2
+    from chapter2 import calculators
+
+    text = (FAMILY_CONFIG_DIR / "gemma-3n-E2B-it.json").read_text()
+    out = calculators.compute("model_config", {"config_json": text, "context": 32_768})
+    assert out["params"].startswith("4,435,182,688 total") and "both embedders" in out["params"]
+    assert "mobilenetv5_300m_enc" in out["model_info"] and "not counted" in out["model_info"]
+    assert "the last 10 attend over the keys and values" in out["attention"]
+    kv_out = calculators.compute("kv_cache", {"config_json": text})
+    assert kv_out["per_token"].startswith("41 kB = 2 (K, V) x 20 of 30 layers")
 
 
 def _qwen3_vl_tower(d, ff, depth, deepstack, out, patch=16, positions=2304):

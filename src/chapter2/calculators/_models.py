@@ -92,6 +92,14 @@ def experts_picked(c: ModelConfig) -> str:
     return f"{min(ks)} to {max(ks)} (by layer)" if ks else str(c.num_experts_per_tok)
 
 
+def towers(c: ModelConfig) -> str:
+    """What a wrapper's `vision_params` holds, in words: its vision tower and projector, or, for Gemma 3n, its audio
+    tower and both embedders (its timm vision tower is named as not counted)."""
+    if c.towers_uncounted:
+        return f"the audio tower and both embedders ({', '.join(c.towers_uncounted)}: not counted)"
+    return "the vision tower and its projector"
+
+
 def model_summary(c: ModelConfig) -> str:
     """'gpt-oss (GptOssForCausalLM): 117B parameters, 5.71B active per token' and what is left out."""
     p = c.params()
@@ -101,8 +109,12 @@ def model_summary(c: ModelConfig) -> str:
                  f"in {len(c.moe_layers)} of {c.num_hidden_layers} layers)")
     if c.wrapper:
         absent = " (vision_config absent: its class defaults)" if "hidden_size" in c.vision_defaulted else ""
-        text += (f"; language model only: the vision tower and its projector add {billions(c.vision_params)}"
+        text += (f"; language model only: {towers(c)} add {billions(c.vision_params)}"
                  f"{absent}, {billions(p.total + c.vision_params)} in all")
+    if c.per_layer_embedding_params:
+        text += (f"; {billions(c.per_layer_embedding_params)} of its parameters are the per-layer embedding table (a "
+                 f"lookup per token, like the token embedding), {billions(p.total - c.per_layer_embedding_params)} "
+                 f"without it")
     if c.is_encoder_decoder:
         text += (f"; an encoder-decoder: a {count(c.encoder_params())}-parameter encoder, run once per input "
                  f"window, and a decoder of {c.num_hidden_layers} layers")

@@ -29,8 +29,10 @@ def per_token_formula(c, dtype_bytes: float) -> str:
     b = number(dtype_bytes, 3)
     if c.uses_mla:
         return f"{c.num_hidden_layers} layers x ({c.kv_lora_rank} latent + {c.qk_rope_head_dim} RoPE key) x {b} bytes"
-    layers = len(c.attention_layers)
+    layers = len(c.cached_layers)
     attention = f"{layers} layers" if layers == c.num_hidden_layers else f"{layers} attention layers"
+    if c.kv_shared_layers:  # Gemma 3n: the last layers read earlier layers' keys and values
+        attention = f"{layers} of {c.num_hidden_layers} layers (the last {len(c.kv_shared_layers)} reuse earlier ones')"
     return f"2 (K, V) x {attention} x {c.num_key_value_heads} KV heads x {c.head_dim} x {b} bytes"
 
 

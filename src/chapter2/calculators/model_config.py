@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from ..format import nbytes, number, si
 from ..models.config import STATE_KINDS
-from ._models import KIND_NAMES, billions, count, defaulted, fit_context, kv_breakdown, model_fields, model_summary, pick_model
+from ._models import (KIND_NAMES, billions, count, defaulted, fit_context, kv_breakdown, model_fields, model_summary,
+                      pick_model, towers)
 from ._registry import Field, Output, calculator
 
 
@@ -42,6 +43,9 @@ def attention_layout(c) -> str:
     if other:
         kinds.append(f"{other} without a sequence mixer (MLP or MoE only)")
     text = f"{heads}; {c.num_hidden_layers} layers: {' + '.join(kinds)}"
+    if c.kv_shared_layers:  # Gemma 3n
+        text += (f"; the last {len(c.kv_shared_layers)} attend over the keys and values of the last earlier layer of "
+                 f"their kind (no KV cache of their own)")
     if c.is_encoder_decoder:
         text += (f"; each decoder layer also attends to all {c.encoder_positions:,} encoder positions "
                  f"(cross-attention); the encoder: {c.encoder_layers} layers of {c.encoder_attention_heads} heads, "
@@ -54,6 +58,10 @@ def runs_when(c, context: int) -> str:
     image, the (language) decoder per token."""
     per_token = si(c.flops_per_token(context), "FLOPs")
     if c.wrapper:  # FLOPs of the tower per image are not counted here (they depend on the image's size)
+        if c.towers_uncounted:
+            return (f"the towers ({count(c.vision_params)} parameters counted: {towers(c)}) run once per image or "
+                    f"audio clip, before the language model reads their tokens; then every part of the language model "
+                    f"runs for every token, {per_token} per token at this context")
         return (f"the vision tower ({count(c.vision_params)} parameters) runs once per image, before the language "
                 f"model reads the image's tokens; then every part of the language model runs for every token, "
                 f"{per_token} per token at this context")
@@ -93,7 +101,7 @@ def model_config_calc(model, config_json, context):
     parts = c.param_breakdown()
     tied = "; embedding tied to the LM head (counted once)" if c.tie_word_embeddings else ""
     if c.wrapper:
-        tied += f"; beside them the vision tower and projector: {c.vision_params:,}"
+        tied += f"; beside them {towers(c) if c.towers_uncounted else 'the vision tower and projector'}: {c.vision_params:,}"
     return {
         "model_info": model_summary(c),
         "params": (f"{p.total:,} total, {p.active:,} active per token ({billions(p.active_without_lookup)} without the "

@@ -26,7 +26,8 @@ GLM-4.5, ERNIE 4.5 MoE, SmolLM3, GLM-4, EXAONE 4, Seed-OSS, Apertus, MiniMax-M2,
 Qwen3-VL-MoE (their language models; the vision tower of every multimodal wrapper is counted beside it,
 `vision_params`), AFM (Arcee: a Llama-like decoder with an ungated ReLU^2 MLP), Ministral 3, and Mistral 3's
 wrapper (Mistral Small 3.1/3.2, Ministral 3: a Mistral or Ministral 3 language model, by its text_config's
-model_type, and a Pixtral vision tower).
+model_type, and a Pixtral vision tower), Gemma 3n (per-layer embeddings, AltUp, LAuReL, KV sharing; its
+audio tower and embedders counted beside it, its timm MobileNetV5 vision tower named as not counted).
 Hybrids (section 2.5): Nemotron-H (Mamba-2 layers among a few attention layers;
 NVIDIA Nemotron 3 Nano), Granite 4.0-H (Mamba-2), Jamba (Mamba-1 layers among attention
 layers, experts every other layer), Falcon-H1 (attention and Mamba-2 side by side in every
@@ -1595,7 +1596,7 @@ class ModelConfig:
         taps; not the embedding lookup) plus `attention_flops_per_token(context, mla)`
         (scores and weighted sums over the keys each attention layer sees) plus
         `state_flops_per_token()` (the recurrent steps of a hybrid's Mamba-2 or DeltaNet
-        layers). Norms, RoPE, softmax, activations, gates and the router's top-k are
+        layers) plus `altup_flops_per_token()` (Gemma 3n's mixing of its AltUp copies). Norms, RoPE, softmax, activations, gates and the router's top-k are
         left out (a fraction of a percent). `prefill_flops(N)` sums it over positions 1..N.
         """
         return (2 * self.params().matmul_active + self.attention_flops_per_token(context, mla)
