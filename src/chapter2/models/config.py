@@ -1596,7 +1596,8 @@ class ModelConfig:
         taps; not the embedding lookup) plus `attention_flops_per_token(context, mla)`
         (scores and weighted sums over the keys each attention layer sees) plus
         `state_flops_per_token()` (the recurrent steps of a hybrid's Mamba-2 or DeltaNet
-        layers) plus `altup_flops_per_token()` (Gemma 3n's mixing of its AltUp copies). Norms, RoPE, softmax, activations, gates and the router's top-k are
+        layers) plus `altup_flops_per_token()` (Gemma 3n's mixing of its AltUp copies).
+        Norms, RoPE, softmax, activations, gates and the router's top-k are
         left out (a fraction of a percent). `prefill_flops(N)` sums it over positions 1..N.
         """
         return (2 * self.params().matmul_active + self.attention_flops_per_token(context, mla)
