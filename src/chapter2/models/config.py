@@ -1394,13 +1394,16 @@ class ModelConfig:
 
     @cached_property
     def _layer_groups(self) -> tuple[tuple[int, int], ...]:
-        """(first layer, how many) per group of layers with the same kind and window: `tokens_held` and
-        `attended_keys` depend on nothing else, so their sums over the layers take one term per group
-        (cached: charts and the roofline's searches ask for hundreds of contexts)."""
+        """(first layer, how many) per group of layers with the same kind and window (and, for Gemma 3n, whether it
+        keeps keys and values of its own): `tokens_held` and `attended_keys` depend on nothing else, so their sums
+        over the layers take one term per group (cached: charts and the roofline's searches ask for hundreds of
+        contexts)."""
         groups: dict = {}
+        shared = set(self.kv_shared_layers)
         for i in range(self.num_hidden_layers):
-            first, n = groups.get((self.kinds[i], self.window_of(i)), (i, 0))
-            groups[(self.kinds[i], self.window_of(i))] = (first, n + 1)
+            key = (self.kinds[i], self.window_of(i), i in shared)
+            first, n = groups.get(key, (i, 0))
+            groups[key] = (first, n + 1)
         return tuple(groups.values())
 
     def tokens_held(self, layer: int, context: int) -> int:
