@@ -67,8 +67,12 @@ def kv_cache_calc(model, config_json, context, batch, dtype, weights_dtype):
     kv = c.kv_cache_bytes(context, batch, dtype)
     weights = c.weights_bytes(weights_dtype)
     notes = [capped] if capped else []
+    if c.kv_shared_layers:  # Gemma 3n
+        notes.append(f"KV sharing: the last {len(c.kv_shared_layers)} of {c.num_hidden_layers} layers keep no cache "
+                     f"(each attends over an earlier layer's keys and values)")
+    held = [i for i in c.sliding_window_layers if i in c.cached_layers]
     if c.sliding_window and context > c.sliding_window:
-        notes.append(f"sliding window: {len(c.sliding_window_layers)} of {c.num_hidden_layers} layers keep only "
+        notes.append(f"sliding window: {len(held)} of {c.num_hidden_layers} layers keep only "
                      f"the last {c.sliding_window:,} tokens")
     if c.attention_chunk_size and context > c.attention_chunk_size:
         notes.append(f"chunked attention: {c.kinds.count('chunked_attention')} layers attend within "
