@@ -424,9 +424,13 @@
       return frames.frames[values[frames.field]] || null;
     }
 
+    const shown = new Map(built);  // what each output holds now: one that did not change is not written again
+
     function paint(outputs, fallback) {
       for (const dd of root.querySelectorAll("[data-output]")) {
         const value = dd.dataset.output in outputs ? outputs[dd.dataset.output] : fallback.get(dd);
+        if (shown.get(dd) === value) continue;  // (no new nodes, no layout for an output the input did not move)
+        shown.set(dd, value);
         // charts and bars come drawn by chapter2.charts (the renderer the build used); charts.js swaps them in
         if (dd.dataset.kind === "chart" || dd.dataset.kind === "bars") window.chapter2Charts.update(dd, value);
         else dd.textContent = value;
