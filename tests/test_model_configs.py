@@ -1018,6 +1018,10 @@ def test_gemma3n_e2b_by_hand_and_pasted_into_the_calculators():
     kv_out = calculators.compute("kv_cache", {"config_json": text})
     assert kv_out["per_token"].startswith("41 kB = 2 (K, V) x 20 of 30 layers")
     assert "the last 10 of 30 layers keep no cache" in kv_out["note"] and "16 of 30 layers keep only" in kv_out["note"]
+    # a decode step streams every weight but the per-layer embedding table, a lookup like the (tied) token table
+    from chapter2 import roofline
+
+    assert roofline.weight_bytes_touched(g, 1, 2) == 2 * (lm - vp * layers * p)
 
 
 def _qwen3_vl_tower(d, ff, depth, deepstack, out, patch=16, positions=2304):

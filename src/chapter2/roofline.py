@@ -318,9 +318,11 @@ def formats(dtype="fp16", weight_dtype=None, kv_dtype=None) -> Formats:
 # --------------------------------------------------------------------------- LLM prefill and decode
 
 
-def _weights_streamed(params) -> float:
-    """Parameters a forward pass reads in full: all but an untied input embedding (a row lookup)."""
-    return params.total - (params.embedding if params.lm_head > 0 else 0)
+def _weights_streamed(model: ModelConfig) -> float:
+    """Parameters a forward pass reads in full: all but an untied input embedding and Gemma 3n's per-layer
+    embedding table (row lookups)."""
+    params = model.params()
+    return params.total - (params.embedding if params.lm_head > 0 else 0) - model.per_layer_embedding_params
 
 
 def _expert_params(model: ModelConfig) -> tuple[float, float]:
@@ -336,7 +338,7 @@ def _expert_params(model: ModelConfig) -> tuple[float, float]:
 
 def _touched_bytes(model: ModelConfig, tokens: float, expert_bytes: float, other_bytes: float) -> float:
     """Weight bytes `tokens` tokens read together (see `weight_bytes_touched`); tokens may be fractional."""
-    streamed = _weights_streamed(model.params())
+    streamed = _weights_streamed(model)
     _, experts = _expert_params(model)
     if experts == 0:
         return streamed * other_bytes
@@ -363,7 +365,8 @@ def weight_bytes_touched(model, tokens, weight_bytes_per_param) -> float:
     it is touched by `tokens` tokens with probability 1 - (1 - k/E)^tokens. One
     token reads exactly the active parameters; a large batch reads nearly all.
     Where k differs by layer (Hunyuan's per-layer moe_topk), each layer's share
-    touched uses its own k. An untied input embedding is a row lookup, so it is not counted.
+    touched uses its own k. An untied input embedding is a row lookup, so it is not counted; nor is Gemma 3n's
+    per-layer embedding table (each token reads one row of it).
     """
     model = _model(model)
     tokens = positive_int("tokens", tokens)
