@@ -315,8 +315,17 @@ def test_presets_are_views_of_the_shipped_configs():
     preset = ssm.HYBRID_PRESETS["nemotron-3-nano"]
     assert (preset.ssm_layers, preset.attention_layers, preset.ffn_layers) == (
         pattern.count("M"), pattern.count("*"), pattern.count("E"))
-    with pytest.raises(ValueError, match="Mamba-2 hybrid"):
+    with pytest.raises(ValueError, match=r"Mamba-2 hybrid .* \(Qwen3NextForCausalLM\) with no Mamba-2 layer "
+                                         r"\(its recurrent layers: gated_deltanet\)"):
         ssm.HybridConfig.from_model(load_config("Qwen3-Next-80B-A3B-Instruct"))
+    with pytest.raises(ValueError, match=r"\(JambaForCausalLM\) with no Mamba-2 layer \(its recurrent layers: mamba1\)"):
+        ssm.HybridConfig.from_model(load_config("AI21-Jamba-1.5-Mini"))
+    with pytest.raises(ValueError, match=r"\(FalconH1ForCausalLM\), a parallel hybrid: each layer runs attention and "
+                                         r"mamba2 side by side"):
+        ssm.HybridConfig.from_model(load_config("Falcon-H1-0.5B-Instruct"))
+    granite = ssm.HybridConfig.from_model(load_config("granite-4.0-h-tiny"))  # Mamba-2 layers apart: accepted
+    types = load_config("granite-4.0-h-tiny").raw["layer_types"]
+    assert (granite.ssm_layers, granite.attention_layers) == (types.count("mamba"), types.count("attention"))
     with pytest.raises(TypeError, match="ModelConfig"):
         ssm.HybridConfig.from_model("nemotron")
 

@@ -281,12 +281,25 @@ class HybridConfig:
     @classmethod
     def from_model(cls, config: ModelConfig, name: str | None = None) -> HybridConfig:
         """The mixing layers of a Mamba-2 hybrid read by `ModelConfig` (NemotronH: its "M" and "*" layers;
-        its "E" and "-" layers are the MLP / MoE layers)."""
+        its "E" and "-" layers are the MLP / MoE layers; Granite 4.0-H).
+
+        Refused, naming the class: a model with no Mamba-2 layer (a transformer; Jamba's Mamba-1, gated
+        DeltaNet, short convolution and lightning attention, whose state and work per token this class's
+        Mamba-2 fields do not describe), and a parallel hybrid (Falcon-H1, whose every layer runs attention
+        and Mamba-2 side by side: `with_attention_layers` has no layer to trade). `ModelConfig.kv_cache_bytes`
+        and the block diagram of 2.2 cover all of them."""
         if not isinstance(config, ModelConfig):
             raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
+        got = f"{config.name!r} ({config.architecture or 'no class'})"
+        if config.parallel_state:  # Falcon-H1: its Mamba-2 runs beside the attention of the same layer
+            raise ValueError(f"config must be a Mamba-2 hybrid with separate attention and Mamba-2 layers (NemotronH, "
+                             f"Granite 4.0-H), got {got}, a parallel hybrid: each layer runs attention and "
+                             f"{config.parallel_state} side by side, so no layer can be traded for the other kind")
         if "mamba2" not in config.kinds:
-            raise ValueError(f"config must be a Mamba-2 hybrid (a NemotronH such as Nemotron 3 Nano), got "
-                             f"{config.name!r} ({config.architecture or 'no class'}) with no Mamba-2 layer")
+            others = sorted({config.state_kind(i) for i in config.state_layers})
+            raise ValueError(f"config must be a Mamba-2 hybrid (NemotronH such as Nemotron 3 Nano, Granite 4.0-H), "
+                             f"got {got} with no Mamba-2 layer"
+                             + (f" (its recurrent layers: {', '.join(others)})" if others else ""))
         return cls(name or config.name, attention_layers=len(config.attention_layers),
                    ssm_layers=config.kinds.count("mamba2"), n_heads=config.num_attention_heads,
                    n_kv_heads=config.num_key_value_heads, head_dim=config.head_dim,

@@ -4,7 +4,11 @@ Token embedding, then the same block N times (norm, attention with its Q, K and 
 heads and the KV cache beside it, norm, a feed-forward network or a mixture of
 experts), then the final norm and the LM head. An encoder-decoder (Whisper) has
 its encoder's block above, run once per input window, feeding every decoder
-block's cross-attention. Every size is read from the
+block's cross-attention. A hybrid (`hybrid_diagram`) shows the kinds of layer it
+stacks, how many of each and in what pattern, and beside each kind where its cache
+sits: attention's KV cache, which grows with the context, or a recurrent layer's
+fixed state (Mamba-1 and -2, gated DeltaNet, short convolution, lightning
+attention). Every size is read from the
 config (`chapter2.models.ModelConfig`: a shipped config.json or one the reader
 pastes); the drawing is `chapter2.charts.diagram`, rendered at build time for the
 default model and again in the browser for another.
