@@ -37,6 +37,7 @@ import directives
 import equations
 import pycompile
 import pyodide_files
+import tables
 import wheel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -256,6 +257,7 @@ def _picture(m: re.Match, page_path: str) -> str:
 def on_page_content(html, page, config, files):
     html = code_lines.mark_indents(html)  # a wrapped code line hangs under its own indentation (chapter2.css)
     html = FIGURE_IMG.sub(lambda m: _picture(m, page.file.src_uri), html)
+    html = tables.mark_tables(html)  # a wide table reads row by row on a phone (chapter2.css)
     return SEARCH_EXCLUDE.sub(lambda m: m.group(0) + " data-search-exclude", html)
 
 

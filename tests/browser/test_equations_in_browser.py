@@ -111,12 +111,13 @@ def test_equations_fit_the_column_on_a_phone(browser, site_url, site_dir, scheme
         assert not context.blocked, context.blocked
 
 
-SIDEWAYS_JS = """() => {
+SIDEWAYS_JS = """(tables) => {
   for (const d of document.querySelectorAll('article details')) d.open = true;  // the reference layer too
   const describe = (el) => { const ann = el.querySelector('annotation, code'); const r = el.getBoundingClientRect();
-    return {what: el.matches('div.arithmatex') ? 'equation' : 'code', scroll: el.scrollWidth, client: el.clientWidth,
-            right: r.right, text: (ann || el).textContent.trim().slice(0, 70)}; };
-  const boxes = [...document.querySelectorAll('article div.arithmatex, article pre > code, article .jupyter-wrapper pre')]
+    return {what: el.matches('div.arithmatex') ? 'equation' : el.matches('.md-typeset__scrollwrap') ? 'table' : 'code',
+            scroll: el.scrollWidth, client: el.clientWidth, right: r.right, text: (ann || el).textContent.trim().slice(0, 70)}; };
+  const boxes = [...document.querySelectorAll('article div.arithmatex, article pre > code, article .jupyter-wrapper pre'
+                                              + (tables ? ', article .md-typeset__scrollwrap' : ''))]
     .filter(el => el.getClientRects().length && !el.closest('pre.mermaid'));
   const wide = boxes.filter(el => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > innerWidth + 0.5);
   // a code line longer than the column wraps, and its continuation hangs in from where the line's text starts
@@ -144,8 +145,11 @@ def _reading_pages(site_dir: Path) -> list[str]:
 @pytest.mark.parametrize("width", [PHONE["width"], 1280])
 def test_no_equation_or_code_block_scrolls_sideways(browser, site_url, site_dir, width):
     """At 375 and at 1280 px, on every page and with every closed note opened: no display equation, code block
-    or notebook cell wider than its box or the screen. A code line longer than the column wraps at its edge
-    (chapter2.css), its continuation indented from where the line starts so that it never reads as a new line."""
+    or notebook cell wider than its box or the screen, and on a phone no table either (a table of three or
+    more columns reads row by row there: docs/hooks/tables.py). A code line longer than the column wraps at its
+    edge (chapter2.css), its continuation indented from where the line starts so that it never reads as a new
+    line. At 1280 px the six widest reference tables (8 to 11 columns, in closed notes) still scroll in their
+    own box, which the keyboard reaches (a11y.js): a table compares rows best as a table on a desktop."""
     viewport = {"width": width, "height": 812}
     with local_only_context(browser, viewport=viewport, is_mobile=width < 500, has_touch=width < 500) as context:
         counted = {"boxes": 0, "codeLines": 0, "wrapped": 0}
@@ -154,7 +158,7 @@ def test_no_equation_or_code_block_scrolls_sideways(browser, site_url, site_dir,
             page.goto(site_url + ("" if path == "./" else path))
             page.wait_for_load_state("networkidle")
             page.evaluate("() => document.fonts.ready")
-            info = page.evaluate(SIDEWAYS_JS)
+            info = page.evaluate(SIDEWAYS_JS, width == PHONE["width"])  # tables: see the docstring
             assert not info["wide"], f"{path} at {width} px: {info['wide']}"
             assert info["pageWidth"] <= width, f"{path}: page is {info['pageWidth']} px wide"
             for line in info["wrapped"]:  # 4 characters in from the line's first character, whatever its indentation
@@ -242,3 +246,65 @@ def test_section_pages_weigh_at_most_15_percent_more_than_the_budgets_anchor(bro
     assert set(pages) == set(anchor), "a new section page needs a recorded weight (bench_math_weight.py --record)"
     growth = bench.over_budget(bench.weigh(browser, site_dir, pages, warm=True))
     assert all(g <= bench.BUDGET for g in growth.values()), {k: f"{v:+.1%}" for k, v in growth.items()}
+
+
+STACKED_JS = """() => {
+  for (const d of document.querySelectorAll('article details')) d.open = true;
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lum = (c) => { const v = rgb(c).map(x => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+                       return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+  const background = (el) => { for (; el; el = el.parentElement) { const c = getComputedStyle(el).backgroundColor;
+                                 if (!c.startsWith('rgba(0, 0, 0, 0)') && c !== 'transparent') return c; } return 'rgb(255, 255, 255)'; };
+  return [...document.querySelectorAll('article table')].map(table => {
+    const heads = [...table.querySelectorAll('thead th')].map(th => th.textContent.replace(/\\s+/g, ' ').trim());
+    const cells = [...table.querySelectorAll('tbody tr')].flatMap(tr => [...tr.children].map((td, i) => {
+      const before = getComputedStyle(td, '::before'); const fg = before.color, bg = background(td);
+      const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+      return {shown: before.content, head: heads[i], contrast: (a + 0.05) / (b + 0.05), display: getComputedStyle(td).display}; }));
+    const r = table.getBoundingClientRect();
+    return {columns: heads.length, stacked: table.hasAttribute('data-c2-stack'), cells, right: r.right,
+            headVisible: table.querySelector('thead').getBoundingClientRect().height > 2};
+  });
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_wide_table_reads_row_by_row_on_a_phone_and_stays_a_table(browser, site_url, site_dir, scheme):
+    """At 375 px a table of three or more columns shows each row as lines of "column name  value", the names in
+    a colour that reads on the page in both schemes; the browser still exposes a table (table, rows, cells,
+    column headers) to a screen reader; at 1280 px it is laid out as a table."""
+    pages = [p for p in _reading_pages(site_dir) if "<table" in (site_dir / p / "index.html").read_text()]
+    stacked = 0
+    for viewport in (PHONE, {"width": 1280, "height": 900}):
+        phone = viewport is PHONE
+        with local_only_context(browser, viewport=viewport, is_mobile=phone, color_scheme=scheme) as context:
+            for path in pages:
+                page = context.new_page()
+                page.goto(site_url + path)
+                page.wait_for_load_state("networkidle")
+                for table in page.evaluate(STACKED_JS):
+                    assert table["stacked"] == (table["columns"] >= 3), (path, table["columns"])
+                    if not table["stacked"]:
+                        continue
+                    stacked += phone
+                    for cell in table["cells"]:
+                        if phone:
+                            assert cell["shown"] == json.dumps(cell["head"], ensure_ascii=False), (path, cell)  # the column's name, quoted
+                            assert cell["display"] != "table-cell" and cell["contrast"] >= 4.5, (path, cell)
+                        else:
+                            assert cell["display"] == "table-cell", (path, cell)
+                    if phone:  # its header row visually hidden, every line inside the screen
+                        assert not table["headVisible"] and table["right"] <= viewport["width"] + 0.5, (path, table["columns"])
+                    else:
+                        assert table["headVisible"], (path, table["columns"])
+                if phone:  # what a screen reader is given: the same table as on a desktop
+                    cdp = context.new_cdp_session(page)
+                    roles = [n.get("role", {}).get("value") for n in cdp.send("Accessibility.getFullAXTree")["nodes"]
+                             if not n.get("ignored")]
+                    dom = page.evaluate("""() => [...document.querySelectorAll('article table')].map(t =>
+                        [t.querySelectorAll('tbody td').length, t.querySelectorAll('thead th').length])""")
+                    assert roles.count("table") == len(dom), (path, roles.count("table"), len(dom))
+                    assert roles.count("cell") >= sum(td for td, _ in dom) and roles.count("columnheader") >= sum(th for _, th in dom), path
+                page.close()
+            assert not context.blocked, context.blocked
+    assert stacked >= 20  # the chapter's wide tables, not one
