@@ -151,7 +151,7 @@ def test_a_hybrid_s_kinds_counts_and_caches_match_its_config(name):
     assert data["repeat"] == [{"start": 2, "end": data["repeat"][0]["end"], "label": f"× {n} layers"}]
     # the heading: the pattern in words, one cell per layer
     assert boxes[0]["label"] == f"The stack: {n} layers" and want["pattern"] in boxes[0]["detail"], boxes[0]["detail"]
-    assert len(boxes[0]["strip"]) == n and boxes[1]["join"] == "none"  # no arrow from the heading
+    assert boxes[1]["join"] == "none"  # no arrow from the heading
     # the kinds with their counts: mixers (and, where a layer has both, the feed-forward parts after a norm)
     assert _counted(boxes) == {**want["mixers"], **want["ffn"]}
     inside = boxes[2:data["repeat"][0]["end"]]
@@ -171,9 +171,10 @@ def test_a_hybrid_s_kinds_counts_and_caches_match_its_config(name):
     # the strip's cells: one per layer, coloured as the box of the layer's kind (a parallel layer: its state's)
     colour = {b["label"].split(" (")[0]: b["color"] for b in inside}
     cells = boxes[0]["strip"]
-    if want["join"] == "and":
-        assert cells == [colour[want["kind"]]] * n
+    if want["join"] == "and":  # every layer alike: the heading says so, no strip of identical cells
+        assert cells == [] and boxes[0]["detail"] == want["pattern"]
     else:
+        assert len(cells) == n
         for kind, count in want["mixers"].items():
             assert cells.count(colour[kind]) == count, kind
 
@@ -209,7 +210,7 @@ def test_a_hybrid_s_drawing_fits_a_phone(name):
     assert max(float(r.get("x")) + float(r.get("width")) for r in rects) <= width
     assert min(float(r.get("x")) for r in rects) >= 0
     cells = [r for r in rects if r.get("stroke") is None]
-    assert len(cells) == _expected(name)["n"]
+    assert len(cells) == (0 if _expected(name)["join"] == "and" else _expected(name)["n"])
     words = [t.text for t in svg.iter(f"{SVG}text") if t.get("font-style") == "italic"]
     want = _expected(name)
     assert words == [charts.JOINS[want["join"]]] * (len(want["mixers"]) - 1) + ["or"] * (len(want["ffn"]) - 1)
@@ -227,3 +228,16 @@ def test_dense_and_encoder_decoder_diagrams_have_no_hybrid_parts():
 def test_a_box_refuses_an_unknown_join():
     with pytest.raises(ValueError, match="join must be one of"):
         charts.box("a", "", 0, join="maybe")
+
+
+@pytest.mark.parametrize("name", [*HYBRIDS[:1], "AI21-Jamba-1.5-Mini", "Falcon-H1-0.5B-Instruct", "whisper-large-v3"])
+def test_the_select_offers_the_hybrids_and_whisper(name):
+    """Picking a hybrid (or Whisper) in the select draws what pasting its config.json draws (only the name,
+    in the text alternative, differs)."""
+    from chapter2.calculators.model_diagram import DIAGRAM_OPTIONS
+
+    assert name in dict(DIAGRAM_OPTIONS)
+    picked = calculators.compute("model_diagram", {"model": name})["diagram"]
+    pasted = calculators.compute("model_diagram", {"config_json": (FAMILY_CONFIG_DIR / f"{name}.json").read_text()})
+    assert picked["boxes"] == pasted["diagram"]["boxes"] and picked["repeat"] == pasted["diagram"]["repeat"]
+    assert picked["summary"].startswith(name)

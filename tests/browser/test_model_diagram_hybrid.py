@@ -56,3 +56,16 @@ def test_a_pasted_nemotron_3_nano_draws_its_hybrid_stack(browser, site_url, site
         cells = svg.evaluate("s => [...s.querySelectorAll('rect:not([stroke])')].map(r => r.getBoundingClientRect().width)")
         assert len(cells) == 52 and min(cells) >= 4, cells
         assert not context.blocked
+
+
+def test_nemotron_3_nano_picked_in_the_select_draws_as_cpython_does(watched, site_dir):
+    path = calculator_pages(site_dir, {"model_diagram"})["model_diagram"]
+    page = watched.goto(path)
+    calc = page.locator('[data-calculator="model_diagram"]')
+    calc.scroll_into_view_if_needed()
+    before = computed(calc)
+    calc.locator('[name="model"]').select_option(NANO)
+    wait_recomputed(page, "model_diagram", before, WAIT_MS)
+    assert chart_digests(calc) == cpython_chart_digests("model_diagram", {"model": NANO, "config_json": ""})
+    assert "23 × Mamba-2, 23 × MoE," in calc.locator("[data-output=diagram] svg").text_content()
+    watched.assert_clean()

@@ -19,10 +19,22 @@ from __future__ import annotations
 from .. import charts
 from ..format import nbytes
 from ..models.config import LAYER_KINDS
-from ._models import KIND_NAMES, experts_picked, model_fields, pick_model
+from ._models import KIND_NAMES, MODEL_OPTIONS, experts_picked, model_fields, pick_model
 from ._registry import Output, calculator
 
 BLOCK = charts.ChartSpec("data flow, top to bottom", "the model's parts", kind="diagram")
+# besides the calculators' shipped models, the hybrids and the encoder-decoder of chapter2/data/configs/families,
+# so that a reader can pick one without pasting its config.json
+OTHER_KINDS = (("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron 3 Nano (hybrid: Mamba-2, attention, MoE)"),
+               ("Nemotron-H-8B-Base-8K", "Nemotron-H-8B (hybrid: Mamba-2, attention, MLP)"),
+               ("granite-4.0-h-tiny", "Granite 4.0-H Tiny (hybrid: Mamba-2, attention)"),
+               ("AI21-Jamba-1.5-Mini", "Jamba 1.5 Mini (hybrid: Mamba-1, attention)"),
+               ("Falcon-H1-0.5B-Instruct", "Falcon-H1-0.5B (parallel hybrid: attention beside Mamba-2)"),
+               ("Qwen3-Next-80B-A3B-Instruct", "Qwen3-Next-80B-A3B (hybrid: gated DeltaNet, attention)"),
+               ("LFM2-1.2B", "LFM2-1.2B (hybrid: short convolution, attention)"),
+               ("MiniMax-M1", "MiniMax-M1 (hybrid: lightning attention, attention)"),
+               ("whisper-large-v3", "whisper-large-v3 (encoder-decoder)"))
+DIAGRAM_OPTIONS = (*MODEL_OPTIONS, *OTHER_KINDS)
 
 
 def _attention(c) -> str:
@@ -216,7 +228,8 @@ def hybrid_diagram(c) -> dict:
         if len(set(ffns)) > 1:
             heading += f"; feed-forward: {pattern(ffns)}"
     colour = {p: PART_COLOURS.get(p, STATE_COLOUR) for p in (*PART_COLOURS, *PART_NAMES)}
-    strip = [colour[s.split("+")[-1]] for s in seqs]  # a parallel layer: its recurrent kind's colour
+    # one cell per layer, coloured as its kind's box; none where every layer is alike (Falcon-H1's parallel layers)
+    strip = [colour[s.split("+")[-1]] for s in seqs] if len(set(seqs)) > 1 else []
     groups = {g.kind: g for g in c.kv_cache_breakdown(1, "bf16")}
     per_layer_kv = nbytes(c.kv_cache_bytes_per_token("bf16") / max(1, len(c.attention_layers)))
 
@@ -294,9 +307,9 @@ def block_diagram(c) -> dict:
 @calculator(
     "model_diagram",
     title="A transformer, block by block, with this model's sizes",
-    fields=[*model_fields()],
+    fields=[*model_fields(options=DIAGRAM_OPTIONS)],
     outputs=[Output("diagram", "The model's blocks, input at the top", kind="chart", chart=BLOCK)],
 )
 def model_diagram_calc(model, config_json):
     """Defaults: Llama-3.1-8B."""
-    return {"diagram": block_diagram(pick_model(model, config_json))}
+    return {"diagram": block_diagram(pick_model(model, config_json, DIAGRAM_OPTIONS))}
