@@ -849,8 +849,15 @@ def box(label, detail, color, side="", join="", strip=()) -> dict:
     """One box of `diagram()`, with the options a tuple cannot give: `join` (one of JOINS) and `strip`."""
     if join not in JOINS:
         raise ValueError(f"join must be one of {sorted(JOINS)}, got {join!r}")
-    return {"label": str(label), "detail": str(detail), "color": int(color), "side": str(side), "join": join,
-            "strip": [int(i) for i in strip]}
+    return {"label": str(label), "detail": str(detail), "color": _palette_index("color", color), "side": str(side),
+            "join": join, "strip": [_palette_index("strip", i) for i in as_list("strip", strip)]}
+
+
+def _palette_index(name: str, value) -> int:
+    """A palette index (-1: INK), as an int; anything else is refused by name."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a palette index (an int, -1 for ink), got {value!r}")
+    return value
 
 
 def _check_diagram(data) -> None:
