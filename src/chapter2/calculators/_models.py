@@ -31,7 +31,8 @@ def model_fields(default: str = "Llama-3.1-8B", label: str = "Model (config.json
     return [
         Field("model", label, default, kind="select", options=options),
         Field("config_json", "Or paste a config.json (used when not empty)", "", kind="text", max=MAX_CONFIG_CHARS,
-              help=f"any of {len(FAMILIES)} families: {', '.join(f.label for f in FAMILIES)}; read in your browser"),
+              help=f"any of {len(FAMILIES)} families, {FAMILIES[0].label} to {FAMILIES[-1].label} (2.2's reference note "
+                   "lists them; a refused config's message too); read in your browser"),
     ]
 
 
