@@ -58,7 +58,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, wraps
 from pathlib import Path
 
 from .._checks import dtype_bytes, finite_real, positive_int
@@ -769,12 +769,12 @@ def _once(method):
     searches ask for the same counts hundreds of times per input change."""
     key = "_once_" + method.__name__
 
+    @wraps(method)
     def wrapper(self):
         if key not in self.__dict__:
             self.__dict__[key] = method(self)
         return self.__dict__[key]
 
-    wrapper.__name__, wrapper.__qualname__, wrapper.__doc__ = method.__name__, method.__qualname__, method.__doc__
     return wrapper
 
 
@@ -2577,16 +2577,20 @@ def _falcon_h1_fields(r: _Reader) -> dict:
     heads of mamba_d_head ("auto": d_ssm / heads); in_proj's bias is mamba_proj_bias, out_proj's projectors_bias;
     the gated RMSNorm only with mamba_rms_norm. State in float32, as transformers keeps it."""
     inner = r.int("mamba_d_ssm", derived=r.int("mamba_expand") * r.int("hidden_size"), null_is_value=True)
+    return dict(_mamba2_heads_fields(r, inner, f"mamba_d_ssm ({inner}), as FalconH1Config requires"),
+                mamba_out_bias=r.bool("projectors_bias"), mamba_norm=r.bool("mamba_rms_norm"))
+
+
+def _mamba2_heads_fields(r: _Reader, inner: int, inner_is: str) -> dict:
+    """Mamba-2 mixers sized by the `mamba_*` keys of Granite 4.0-H and Falcon-H1: `inner` channels in mamba_n_heads
+    heads of mamba_d_head ("auto": inner / heads; `inner_is` says what `inner` must equal). State in float32."""
     heads = r.int("mamba_n_heads")
-    head_dim = r.raw("mamba_d_head")
-    head_dim = inner // heads if head_dim == "auto" else r.int("mamba_d_head")
+    head_dim = inner // heads if r.raw("mamba_d_head") == "auto" else r.int("mamba_d_head")
     if head_dim * heads != inner:
-        raise ValueError(f"{r.name('mamba_d_head')} x mamba_n_heads ({head_dim} x {heads}) must be mamba_d_ssm "
-                         f"({inner}), as FalconH1Config requires")
+        raise ValueError(f"{r.name('mamba_d_head')} x mamba_n_heads ({head_dim} x {heads}) must be {inner_is}")
     return dict(mamba_num_heads=heads, mamba_head_dim=head_dim, ssm_state_size=r.int("mamba_d_state"),
                 n_groups=r.int("mamba_n_groups"), conv_kernel=r.int("mamba_d_conv"),
-                conv_bias=r.bool("mamba_conv_bias"), mamba_bias=r.bool("mamba_proj_bias"),
-                mamba_out_bias=r.bool("projectors_bias"), mamba_norm=r.bool("mamba_rms_norm"), state_dtype="fp32")
+                conv_bias=r.bool("mamba_conv_bias"), mamba_bias=r.bool("mamba_proj_bias"), state_dtype="fp32")
 
 
 def _state_fields(r: _Reader, fam: Family) -> dict:
@@ -2598,16 +2602,8 @@ def _state_fields(r: _Reader, fam: Family) -> dict:
     if fam.state == "mamba2" and fam.state_keys == "falcon_h1":
         return dict(_falcon_h1_fields(r), parallel_state=fam.state if fam.parallel else "")
     if fam.state == "mamba2" and fam.state_keys == "granite":
-        heads = r.int("mamba_n_heads")
         inner = r.int("mamba_expand") * r.int("hidden_size")
-        head_dim = r.raw("mamba_d_head")
-        head_dim = inner // heads if head_dim == "auto" else r.int("mamba_d_head")
-        if head_dim * heads != inner:
-            raise ValueError(f"{r.name('mamba_d_head')} x mamba_n_heads ({head_dim} x {heads}) must be mamba_expand x "
-                             f"hidden_size ({inner})")
-        return dict(mamba_num_heads=heads, mamba_head_dim=head_dim, ssm_state_size=r.int("mamba_d_state"),
-                    n_groups=r.int("mamba_n_groups"), conv_kernel=r.int("mamba_d_conv"),
-                    conv_bias=r.bool("mamba_conv_bias"), mamba_bias=r.bool("mamba_proj_bias"), state_dtype="fp32")
+        return _mamba2_heads_fields(r, inner, f"mamba_expand x hidden_size ({inner})")
     if fam.state == "mamba2":
         dtype = r.raw("mamba_ssm_cache_dtype")
         if dtype not in STATE_DTYPES:
