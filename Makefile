@@ -62,6 +62,9 @@ serve: .venv/.installed node_modules/.installed
 
 # pytest-xdist: one worker per core; the site is built once per run and shared (tests/conftest.py)
 WORKERS ?= auto
+# Compiled modules and pytest's rewritten test files are cached in __pycache__ (gitignored) between runs, also
+# where the environment says otherwise (PYTHONDONTWRITEBYTECODE): recompiling them costs each worker 4 s of CPU.
+PYTEST := PYTHONDONTWRITEBYTECODE= .venv/bin/python -m pytest
 
 # ruff on the Python; actionlint (with shellcheck on run: scripts) and zizmor (offline, the
 # security audit) on the GitHub workflows, failing on findings of medium severity or above
@@ -81,15 +84,27 @@ lint-workflows:
 	  $(ZIZMOR) $(WORKFLOWS) || rc=1; \
 	  exit $$rc
 
+# everything, the fast tests first (their failures show within a minute), then the slow and browser tests on
+# one shared site build. Before issue 30 item 6 a fresh make test took 17 min 42 s on a quiet 2-core machine
+# (CI: 1,252 s in pytest, 2,876 tests). Measured 2026-12-02 on the project's 2-core machine, nearly quiet (no
+# other engineer running), `CI=true bash .ci/run` on a fresh clone at 474b073: pytest 1,104 s (18 min 24 s) for
+# 2,977 tests, the whole run 1,165 s wall (598 s user + 104 s sys). Again at dc33514, the lead writing notes
+# meanwhile (load from the run itself): pytest 916 s (15 min 16 s) for 3,022 tests, the whole run about 16 min
+# 10 s wall. The goal is 12 minutes: not reached yet.
 test: lint
-	.venv/bin/python -m pytest -q -n $(WORKERS)
+	$(PYTEST) -q -n $(WORKERS)
 
-# the edit-test loop: everything but the browser and the slow tests (no site build: a test that needs the
-# built site is slow, tests/conftest.py). Measured on a quiet 2-core machine (2026-12-01, at 796a5ed):
-# 1,527 tests, 48 s wall, 92 s CPU (user+sys); before issue 20: 2,009 tests, 78.9 s wall, 150 s CPU
-# At 08908a6, with issues 22 and 25's new families and pages: 1,814 tests, 72 s wall, 127 s CPU
+# the edit-test loop: everything but the browser and the slow tests: no site build, and no oracle (transformers,
+# diffusers, FlopCounterMode), figure or benchmark test (tests/conftest.py marks them; make test runs them). A run of
+# all of it fails if a module of src/chapter2 or docs/hooks, or a snippet, loses its last fast test
+# (tests/_fast_coverage.py). Quiet, 2026-12-02 at 1afac86 (2 cores, nothing else running): 2,208 tests, 31 s wall,
+# 63 s CPU (user+sys), pytest alone. Measured 2026-12-02 on the project's 2-core machine shared by six engineers running
+# builds and tests (load average 13 to 36, so wall times are several times a quiet run's; CPU seconds compare):
+# 2,134 tests in 57 s CPU (user+sys), 298 s wall; the same command just before the markers (efd2085): 2,654
+# tests in 130 s CPU, 1,704 s wall, back to back. Earlier quiet runs took 0.52 to 0.57 of their CPU seconds in
+# wall time: 1,527 tests, 48 s wall, 92 s CPU (796a5ed); 1,814 tests, 72 s wall, 127 s CPU (08908a6)
 test-fast: lint
-	.venv/bin/python -m pytest -q -n $(WORKERS) -m "not browser and not slow"
+	$(PYTEST) -q -n $(WORKERS) -m "not browser and not slow"
 
 bench: setup
 	.venv/bin/python -m chapter2.host.bench cpu

@@ -52,7 +52,7 @@ AT_FILING = Path(__file__).with_name("page_weight_at_filing.json")
 # final (the issues it landed asked for the content that outgrew the filing's weights: exact pipeline tables,
 # a glossary, stepper frames shipped in the page). Written by `--record SITE`.
 AT_BUDGET = Path(__file__).with_name("page_weight_budget.json")
-NOT_SECTIONS = {"index", "chapter-map", "recall", "glossary"}  # the home page and the summary pages
+NOT_SECTIONS = {"index", "chapter-map", "recall", "glossary", "use-the-code"}  # the home page, the summary pages, the package
 PREVIOUS = re.compile(r'<a href="([^"]*)" class="md-footer__link md-footer__link--prev"')
 CACHE_CONTROL = "max-age=600"  # GitHub Pages' header
 

@@ -19,6 +19,17 @@ as the page has loaded, to the next step painted) with the size of that page's H
     --site DIR [DIR]   measure already built sites, side by side and interleaved, e.g. a build
                        from before a change and one from after it (no build time then)
     --warm-only        only the warm redraw of every calculator (below); no cold loads, no weights
+    --next-page-only   only the next page's first result (below), --next-page-runs N pairs (default 3)
+
+The next page's first result (`next_page`, issue 31's "Python once per visit"): Python made ready on 2.1 (a
+changed input computed there), the reader clicks the footer's link to 2.2a and, as soon as that page is there,
+changes the KV cache calculator's context; timed from the click to the page (swapped in, or loaded), from the
+changed input to its live result in the DOM, and from the click to that result (and, apart, a second change of
+the same input: the warm recompute, which shows how loaded the machine was). Two ways in the same run,
+alternating pair by pair on one site: with instant navigation (Material swaps the page into the document that
+keeps the worker and its Python), and with a full load, what every click did before (the same link clicked with
+target="_self", which neither Material nor runtime.js takes: the browser loads the page and its scripts and
+starts Python again, from its HTTP cache). The machine's load average is printed beside the figures.
 
 Warm redraw of every calculator (`warm_redraw`): each page with calculators is open once per site (the
 sites' tabs side by side), Python loaded; then each calculator's input (WARM_INPUTS) is changed
@@ -33,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -211,6 +223,59 @@ def stepper_first_step(browser, url):
     return {"ms": ms, "html_bytes": html_bytes}
 
 
+NEXT_CLICK_JS = """(instant) => {
+  const a = document.querySelector("a.md-footer__link--next");
+  if (!instant) a.target = "_self";  // neither Material nor runtime.js takes it: a full load, as before
+  a.click();
+}"""
+
+
+def next_page(browser, url, instant):
+    """Python ready on `url` (2.1), then a click to the next page (2.2a) and a changed input there: seconds from
+    the click to the page bound (runtime.js's data-c2-page), from the input to its result (data-computed), and
+    from the click to that result; whether the document was kept (a `window` marker)."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(url, wait_until="load")
+    first_result(page)
+    page.evaluate("() => { window.c2Kept = true; }")
+    t0 = time.perf_counter()
+    if instant:
+        page.evaluate(NEXT_CLICK_JS, True)
+    else:
+        with page.expect_navigation(wait_until="load", timeout=120000):
+            page.evaluate(NEXT_CLICK_JS, False)
+    page.wait_for_function("() => document.documentElement.dataset.c2Page === '/llm-inference/'", timeout=120000)
+    shown = time.perf_counter() - t0
+    kept = page.evaluate("() => window.c2Kept === true")
+    r = page.evaluate(CHANGE_JS, ["kv_cache", "context", "65536"])
+    total = time.perf_counter() - t0
+    again = page.evaluate(CHANGE_JS, ["kv_cache", "context", "8192"])  # the same calculator, warm: load aside
+    ctx.close()
+    for value, answer in (("65536", r), ("8192", again)):
+        if answer["error"]:
+            raise RuntimeError(f"kv_cache refused context={value}: {answer['error']}")
+    return {"page_s": shown, "input_to_result_s": r["dom"] / 1000, "click_to_result_s": total, "kept": kept,
+            "second_change_s": again["dom"] / 1000}
+
+
+def print_next_page(site, runs, load):
+    med = statistics.median
+    print(f"next page's first result (2.1 -> 2.2a, kv_cache context changed), median of {len(runs[True])} pairs; {site}")
+    print(f"  load average (1 min) {load[0]:.2f} before, {load[1]:.2f} after, on {os.cpu_count()} CPUs")
+    print(f"  {'':<22}{'click -> page s':>16}{'input -> result s':>19}{'click -> result s':>19}"
+          f"{'next change s':>15}  document kept")
+    for instant in (False, True):
+        rs = runs[instant]
+        print(f"  {'instant navigation' if instant else 'full load (before)':<22}"
+              f"{med(r['page_s'] for r in rs):>16.2f}{med(r['input_to_result_s'] for r in rs):>19.2f}"
+              f"{med(r['click_to_result_s'] for r in rs):>19.2f}{med(r['second_change_s'] for r in rs):>15.3f}"
+              f"  {all(r['kept'] for r in rs)}")
+    off = med(r["input_to_result_s"] for r in runs[False])
+    on = med(r["input_to_result_s"] for r in runs[True])
+    print(f"  input -> result, full load / instant: {off / on:.1f}x (target with instant: about 0.5 s on a quiet machine)")
+
+
 def page_weight(browser, url, runs):
     """Bytes served (Content-Length) before any interaction and after the first result; then warm recomputes."""
     ctx = browser.new_context()
@@ -310,6 +375,8 @@ def main() -> None:
     parser.add_argument("--site", nargs="+", help="measure these already built sites (side by side, interleaved) instead of building")
     parser.add_argument("--warm-only", action="store_true", help="only the warm redraw of every calculator")
     parser.add_argument("--stages", action="store_true", help="also time compute_json's stages inside Pyodide")
+    parser.add_argument("--next-page-only", action="store_true", help="only the next page's first result, instant vs full load")
+    parser.add_argument("--next-page-runs", type=int, default=3, help="pairs (full load, instant) for the next page's first result")
     args = parser.parse_args()
 
     import functools
@@ -324,7 +391,7 @@ def main() -> None:
         out = Path(tempfile.mkdtemp(prefix="chapter2-bench-site-"))
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)], cwd=ROOT, check=True,
-                       env={"NO_MKDOCS_2_WARNING": "1", **__import__("os").environ})
+                       env={"NO_MKDOCS_2_WARNING": "1", **os.environ})
         build_s = time.perf_counter() - t0
         sites = [out]
 
@@ -340,6 +407,18 @@ def main() -> None:
     weights = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        nexts = {}
+        for site, url in zip(sites, urls, strict=True) if not args.warm_only else ():
+            runs, load = {False: [], True: []}, [os.getloadavg()[0]]
+            for _ in range(args.next_page_runs):  # alternating: the machine's load falls on both alike
+                for instant in (False, True):
+                    runs[instant].append(next_page(browser, url, instant))
+            nexts[str(site)] = (runs, load + [os.getloadavg()[0]])
+        if args.next_page_only:
+            browser.close()
+            for site, (runs, load) in nexts.items():
+                print_next_page(site, runs, load)
+            return
         warm, errors = warm_redraw(browser, urls, args.runs, args.stages)
         if args.warm_only:
             browser.close()
@@ -356,6 +435,8 @@ def main() -> None:
         server.shutdown()
 
     print_warm([str(s) for s in sites], urls, warm, errors)
+    for site, (runs, load) in nexts.items():
+        print_next_page(site, runs, load)
     med = statistics.median
     for site, runs in samples.items():
         first, warm = weights[site], sorted(weights[site]["warm"])

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import CHROMIUM, CHROMIUM_ARGS, _Handler  # noqa: E402
 
 READABLE_PX = 11  # the smallest figure text a phone reader is asked to read (issue 25)
-NOT_SECTIONS = {"index", "chapter-map", "recall", "glossary"}  # as scripts/bench_math_weight.py
+NOT_SECTIONS = {"index", "chapter-map", "recall", "glossary", "use-the-code"}  # as scripts/bench_math_weight.py
 
 # () => [{name, kind, src, min, text, small, width}] for every figure of the page, `min` in CSS px
 MEASURE_JS = """async () => {

@@ -153,27 +153,29 @@ def vae_decode(config: dict, *, width: int, height: int):
     return n, counter.get_total_flops()
 
 
-def text_encoder(config: dict, text: int):
-    """(parameters that run on the prompt, FlopCounterMode's FLOPs of encoding `text` tokens) from transformers.
+def text_encoder(config: dict, text: int, *, stored: bool = False):
+    """(parameters that run on the prompt, FlopCounterMode's FLOPs of encoding `text` tokens) from transformers;
+    with `stored`, (every parameter of the model, None).
 
-    Qwen2.5-VL: the language model and LM head (what the Qwen-Image pipeline runs on a text prompt); the vision
-    tower is left out of the count."""
+    Qwen2.5-VL: the language model to its last hidden state, which is all the Qwen-Image pipeline reads
+    (`hidden_states[-1]`): no LM head, no vision tower (both are in the stored count)."""
     transformers = require("transformers")
     arch = config["architectures"][0]
-    fields = {k: v for k, v in config.items() if not k.startswith("_") and k != "architectures"}
+    fields = {k: v for k, v in config.items() if not k.startswith("_") and k not in ("architectures", "vision_config")}
     kind = {"CLIPTextModel": "CLIPTextConfig", "CLIPTextModelWithProjection": "CLIPTextConfig",
             "T5EncoderModel": "T5Config", "UMT5EncoderModel": "UMT5Config", "LlamaModel": "LlamaConfig",
             "Gemma2Model": "Gemma2Config", "Qwen2_5_VLForConditionalGeneration": "Qwen2_5_VLConfig"}[arch]
     if arch == "Qwen2_5_VLForConditionalGeneration":
-        cfg = getattr(transformers, kind)(text_config=fields, vision_config={"depth": 1}, **fields)
+        cfg = getattr(transformers, kind)(text_config=fields, vision_config=config.get("vision_config", {"depth": 1}),
+                                          **fields)
     else:
         cfg = getattr(transformers, kind)(**fields)
     with META:
         model = getattr(transformers, arch)(cfg).eval()
-    n = params(model)
-    if arch == "Qwen2_5_VLForConditionalGeneration":
-        n -= params(model.model.visual)
+    if stored:
+        return params(model), None
+    run = model.model.language_model if arch == "Qwen2_5_VLForConditionalGeneration" else model
     counter = FlopCounterMode(display=False)
     with torch.no_grad(), counter:
-        model(input_ids=torch.zeros(1, text, dtype=torch.long, device=META))
-    return n, counter.get_total_flops()
+        run(input_ids=torch.zeros(1, text, dtype=torch.long, device=META))
+    return params(run), counter.get_total_flops()

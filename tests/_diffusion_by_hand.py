@@ -36,11 +36,11 @@ def wan_14b_flops(n, t=512, d=5120, L=40, ff=13824):
 
 
 def qwen_vl_encoder_flops(t):
-    """One prompt of t tokens through Qwen2.5-VL-7B's language model and LM head (28 layers, 3584 wide, GQA 28 / 4
-    heads of 128, MLP 18944, vocabulary 152064)."""
+    """One prompt of t tokens through Qwen2.5-VL-7B's language model to its last hidden state, all Qwen-Image's
+    pipeline reads (28 layers, 3584 wide, GQA 28 / 4 heads of 128, MLP 18944; no LM head)."""
     h = 3584
     layer = h * h + 2 * h * 512 + h * h + 3 * h * 18944
-    return 2 * (28 * layer + h * 152064) * t + 28 * 4 * t * t * h
+    return 2 * 28 * layer * t + 28 * 4 * t * t * h
 
 
 def umt5_xxl_flops(t):
@@ -50,7 +50,9 @@ def umt5_xxl_flops(t):
 
 
 QWEN_IMAGE_PARAMS = 20_430_401_088  # diffusers' QwenImageTransformer2DModel from transformer/config.json
-QWEN_VL_PARAMS = 7_615_616_512  # Qwen2.5-VL-7B language model + LM head (transformers)
+QWEN_VL_PARAMS = 7_070_619_136  # Qwen2.5-VL-7B's language model, no LM head (transformers' model.language_model)
+QWEN_VL_LM_HEAD = 3584 * 152064  # 544,997,376: hidden size x vocabulary, untied
+QWEN_VL_VISION = 676_550_144  # the vision tower (transformers' model.visual, from Qwen-Image's vision_config)
 FLUX_DEV_PARAMS = 11_901_408_320  # diffusers' FluxTransformer2DModel, FLUX.1-dev
 WAN_1_3B_PARAMS = 1_418_996_800  # diffusers' WanTransformer3DModel, Wan2.1-T2V-1.3B
 WAN_14B_PARAMS = 14_288_491_584  # diffusers' WanTransformer3DModel, Wan2.1-T2V-14B

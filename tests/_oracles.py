@@ -9,7 +9,9 @@ same way.
 
 from __future__ import annotations
 
+import importlib
 import os
+import types
 
 import pytest
 
@@ -27,3 +29,16 @@ def require(module: str, minversion: str | None = None):
             pytest.fail(f"test oracle {module!r} is missing ({skipped.msg}); CI must install it "
                         "(make setup installs the [docs,test,hf,torch] extras)", pytrace=False)
         raise
+
+
+class _Deferred(types.ModuleType):
+    def __getattr__(self, name):
+        return getattr(importlib.import_module(self.__name__), name)
+
+
+def deferred(module: str) -> types.ModuleType:
+    """`module` (a helper of tests/), imported when a test first uses one of its names, not when pytest collects
+    the file: a run that deselects every test using it (make test-fast leaves out the oracles) does not pay
+    for its imports (tests/_diffusers_oracle.py: diffusers, 2 s of CPU in each worker). Its require() calls
+    skip or fail the test that first uses it, as they would have skipped or failed the file."""
+    return _Deferred(module)

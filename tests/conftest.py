@@ -4,6 +4,10 @@ The site is built once per test session with `mkdocs build --strict` (or taken
 from CHAPTER2_SITE_DIR when a caller already built it); every test that needs it
 is marked `slow`, so `make test-fast` never builds it. Browser tests need
 /usr/bin/chromium; in CI (CI=true) a missing browser is an error, not a skip.
+
+The markers (pyproject.toml lists them): `slow` is what `make test-fast` leaves out; `oracle`, `figure` and
+`bench` say why, and each implies `slow`. `pytest_collection_modifyitems` below sets them from what a test
+uses, so most tests need no decorator; tests/_fast_coverage.py checks that every module keeps a fast test.
 """
 
 from __future__ import annotations
@@ -17,9 +21,13 @@ import shutil
 import subprocess
 import sys
 import threading
+import types
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+import _fast_coverage  # before any test module imports chapter2: it compiles the package's functions probed
 
 # pytest-xdist runs one worker per core, so each worker's BLAS and torch get one thread: two workers with a
 # thread per core each oversubscribe the machine and spin waiting on each other (test_tiny_lm.py: 24 s of CPU
@@ -27,6 +35,11 @@ import pytest
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
+
+# Hypothesis fails an example that takes over 200 ms by default: timing luck on a shared or loaded machine
+# (test_context.py's property failed so at load average 28). No test here may depend on time: no deadline.
+settings.register_profile("chapter2", deadline=None)
+settings.load_profile("chapter2")
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHAPTER2_CHROMIUM", "/usr/bin/chromium")
@@ -37,13 +50,81 @@ CHROMIUM_ARGS = [
 ]
 
 
+# What a test uses that makes it an oracle or a figure test: a module (or a submodule of it) or a name.
+ORACLES = ("transformers", "diffusers", "_diffusers_oracle", "FlopCounterMode")
+FIGURES = ("matplotlib", "render_svg", "build_all")
+REASONS = ("oracle", "figure", "bench")
+
+
+def _words(fn, seen: set) -> set[str]:
+    """The names and string constants in `fn`'s code (nested functions, lambdas and comprehensions included),
+    the modules of the globals those names are bound to, and the same for each function of tests/ it names."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code in seen:
+        return set()
+    seen.add(code)
+    words, stack, env = set(), [code], getattr(fn, "__globals__", {})
+    while stack:
+        code = stack.pop()
+        for name in code.co_names:
+            words.add(name)
+            value = env.get(name)
+            if isinstance(value, types.ModuleType):
+                words.add(value.__name__)
+            elif isinstance(value, (types.FunctionType, type)):
+                words.add(getattr(value, "__module__", "") or "")
+                if isinstance(value, types.FunctionType) and value.__code__.co_filename.startswith(str(ROOT / "tests")):
+                    words |= _words(value, seen)
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        words |= {c for c in code.co_consts if isinstance(c, str)}
+    return words
+
+
+@functools.cache
+def _all_words(fn, fixtures: tuple) -> frozenset[str]:
+    seen: set = set()
+    return frozenset(_words(fn, seen).union(*(_words(f, seen) for f in fixtures)))
+
+
+def uses(item, what) -> bool:
+    """True if the test's function, a fixture it uses or a test helper they call names one of `what`
+    (`require("transformers")`, `import diffusers`, `from torch.utils.flop_counter import FlopCounterMode`,
+    a global bound to such a module)."""
+    fixtures = tuple(d.func for defs in getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).values()
+                     for d in defs)
+    words = _all_words(getattr(item, "function", None), fixtures)
+    return any(w == x or w.startswith(x + ".") for w in words for x in what)
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects
-def pytest_collection_modifyitems(items):
-    """A test that needs the built site (site_dir, directly or through site_url or a fixture of its own) is
-    `slow`: the fast loop (make test-fast) never builds the site; make test builds it once and shares it."""
+def pytest_collection_modifyitems(config, items):
+    """The fast loop (make test-fast) runs what is not `slow`; these rules mark a test slow for what it uses:
+
+    - the built site (site_dir, directly or through site_url or a fixture of its own): make test builds it
+      once and shares it;
+    - `oracle`: transformers or diffusers (models and configs built on the meta device), or torch's
+      FlopCounterMode; `figure`: matplotlib or a figure drawn by chapter2.host.figures. Either is also
+      marked by hand where the rule cannot see it, as is `bench` (a benchmark run);
+    - `oracle`, `figure` and `bench` each imply `slow`.
+    """
     for item in items:
         if "site_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("oracle") is None and uses(item, ORACLES):
+            item.add_marker(pytest.mark.oracle)
+        if item.get_closest_marker("figure") is None and uses(item, FIGURES):
+            item.add_marker(pytest.mark.figure)
+        if item.get_closest_marker("slow") is None and any(item.get_closest_marker(r) for r in REASONS):
+            item.add_marker(pytest.mark.slow)
+    # The fast tests first (stable: each group keeps its order): make test reports their failures within a
+    # minute, and every worker runs its fast tests before a slow test can warm a cache they would have missed,
+    # so which modules the fast tests run does not depend on scheduling (tests/_fast_coverage.py).
+    items.sort(key=lambda item: not _fast_coverage.is_fast(item))
+    config.pluginmanager.get_plugin("c2-fast-coverage").collected(items)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_fast_coverage.FastCoverage(config), "c2-fast-coverage")
 
 
 @pytest.fixture(scope="session")

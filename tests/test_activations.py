@@ -95,3 +95,26 @@ def test_swiglu_matches_torch_mlp_gate():
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_the_activation_charts_text_gives_silus_true_minimum_not_a_sampled_one():
+    """issue 32: the chart samples x every 0.2, so its lowest drawn SiLU point (x = -1.2, -0.2778) is not the
+    minimum. SiLU's slope vanishes where 1 + x (1 - sigmoid(x)) = 0, at x = -1 - W(1/e), where silu(x) = x + 1 =
+    -W(1/e) (W: Lambert's function): -0.2785 at x = -1.278. GELU's: its slope's root, found here by mpmath."""
+    from chapter2 import charts
+    from chapter2.calculators import compute, get
+
+    w = float(mpmath.lambertw(1 / mpmath.e))
+    silu_x, silu_min = -1 - w, -w
+    assert f"{silu_min:.4f}" == "-0.2785" and f"{silu_x:.3f}" == "-1.278"
+    gelu_x = float(mpmath.findroot(lambda t: mpmath.ncdf(t) + t * mpmath.npdf(t), -0.75))
+    gelu_min = gelu_x * float(mpmath.ncdf(gelu_x))
+    calc = get("activations")
+    out = compute("activations", {})
+    spec = next(o.chart for o in calc.outputs if o.key == "values")
+    text = charts.describe(spec, out["values"])
+    assert f"SiLU's lowest point: {silu_min:.4f} at x = {silu_x:.3f}" in text
+    assert f"GELU's: {gelu_min:.4f} at x = {gelu_x:.3f}" in text
+    # the curve itself passes through both minima, so its drawn lowest point is the true one too
+    silu = next(s for s in out["values"]["series"] if s["label"] == "SiLU")
+    assert min(silu["y"]) == pytest.approx(silu_min, abs=1e-6)  # series keep 6 significant digits

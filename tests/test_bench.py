@@ -27,6 +27,7 @@ def check_document(doc, suite):
     assert isinstance(doc["results"], list) and doc["results"]
 
 
+@pytest.mark.bench
 def test_cpu_benchmark_writes_a_result(tmp_path):
     path = cpu.run(tmp_path, shapes=[(1, 2, 96, 16)], reps=1)
     assert path.parent == tmp_path and path.name.startswith("cpu-attention-") and path.suffix == ".json"

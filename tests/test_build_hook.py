@@ -89,17 +89,38 @@ def test_unknown_directive_targets_fail(hook_and_config):
             hook.directives.expand(text, page_path="x.md", root=ROOT, snippet_cache={})
 
 
-@pytest.mark.slow  # a whole site build in a subprocess, 14 s
-def test_cdn_mode_ships_no_pyodide_core(tmp_path):
-    out = tmp_path / "site"
-    env = {**os.environ, "CHAPTER2_PYODIDE": "cdn", "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    config_js = (out / "assets" / "chapter2" / "config.js").read_text()
-    assert '"mode": "cdn"' in config_js and "https://cdn.jsdelivr.net/pyodide/v0.27.7/full/" in config_js
-    assert not (out / "pyodide" / "pyodide.asm.wasm").exists()
-    assert list((out / "pyodide").glob("chapter2-*.whl"))
+def test_a_page_marks_one_hero_a_figure_or_a_calculator(hook_and_config):
+    """`hero` after a figure's or a calculator's name marks the page's one hero (data-hero="true"); a hero figure
+    loads at once (no loading=lazy: it is in the first screen). Two heroes on a page, or a snippet as a hero, fail
+    the build, naming the page."""
+    hook, _ = hook_and_config
+    expand = hook.directives.expand
+    fig = expand("<!-- figure: causal_mask hero -->\n\n<!-- figure: sliding_window_mask -->", page_path="x.md",
+                 root=ROOT, snippet_cache={})
+    hero, other = fig.split("<figure")[1:]
+    assert 'id="figure-causal_mask" data-hero="true"' in hero and "loading=lazy" not in hero
+    assert "data-hero" not in other and "{ loading=lazy }" in other
+    calc = expand("<!-- calculator: activations hero -->", page_path="x.md", root=ROOT, snippet_cache={})
+    assert re.search(r'<div class="c2-calc" id="calculator-activations" [^>]*data-hero="true"', calc)
+    assert "data-hero" not in expand("<!-- calculator: activations -->", page_path="x.md", root=ROOT, snippet_cache={})
+    with pytest.raises(hook.directives.DirectiveError, match=r"x\.md: 2 heroes \(causal_mask, activations\)"):
+        expand("<!-- figure: causal_mask hero -->\n<!-- calculator: activations hero -->", page_path="x.md", root=ROOT,
+               snippet_cache={})
+    with pytest.raises(hook.directives.DirectiveError, match="snippet 'collapse_linear' marked hero"):
+        expand("<!-- snippet: collapse_linear hero -->", page_path="x.md", root=ROOT, snippet_cache={})
+
+
+def test_the_cdn_is_jsdelivr_s_pyodide_unless_a_mirror_is_named(monkeypatch):
+    """What a CDN-mode build writes into config.js and its CSP (build_site.py, csp.py). The CDN build itself
+    (no Pyodide core shipped, config.js naming the CDN) is checked once, with a stand-in CDN on 127.0.0.1,
+    by tests/browser/test_cdn_mode.py, which also loads Pyodide from it."""
+    _hook()  # its folder importable, as MkDocs makes it
+    import pyodide_files
+
+    monkeypatch.delenv("CHAPTER2_PYODIDE_CDN", raising=False)
+    assert pyodide_files.cdn_url() == "https://cdn.jsdelivr.net/pyodide/v0.27.7/full/"
+    monkeypatch.setenv("CHAPTER2_PYODIDE_CDN", "http://127.0.0.1:8000/pyodide/v0.27.7/full")
+    assert pyodide_files.cdn_url() == "http://127.0.0.1:8000/pyodide/v0.27.7/full/"
 
 
 @pytest.mark.slow  # mkdocs in a subprocess
@@ -212,5 +233,58 @@ def test_a_page_figure_is_offered_to_phones_as_its_phone_drawing_and_refused_if_
     assert ('<p><picture><source media="(max-width: 44.9375em)" srcset="../figures/wide.phone.svg"><img alt="a &gt; b" '
             'loading="lazy" src="../figures/wide.svg" /></picture></p>') in html
     assert figure("small") in html
+    hero = figure("wide").replace('class="c2-figure" id=', 'class="c2-figure" data-hero="true" id=')  # md_in_html's order
+    assert "<picture>" in hook.on_page_content(hero, page, None, None), "a hero figure gets its phone drawing too"
     with pytest.raises(PluginError, match=r"attention\.md: figure 'tiny' shows 9\.3 px text"):
         hook.on_page_content(figure("tiny"), page, None, None)
+
+
+def test_a_control_that_does_not_apply_is_rendered_hidden_and_ignored():
+    """Field.show_when: the custom GPU's two numbers apply only to the custom GPU. The form renders them `hidden`
+    (the defaults name the H100) with what the runtime needs to show them; compute neither checks nor uses them
+    until they apply (a negative peak is refused only once the GPU is custom; 500 TFLOP/s over 2 TB/s is 250)."""
+    from chapter2 import calculators
+
+    html = _hook().directives.render_calculator("ops_per_byte")
+    for name in ("custom_tflops", "custom_tb_s"):
+        wrapper = re.search(rf'<div class="c2-calc__field[^"]*"([^>]*)><label for="c2-ops_per_byte-{name}"', html)
+        assert wrapper and wrapper.group(1) == ' data-show-field="gpu" data-show-value="custom" hidden', name
+    assert calculators.compute("ops_per_byte", {"custom_tflops": "-5"})["ratio"].startswith("295 ")
+    with pytest.raises(calculators.FieldError) as refused:
+        calculators.compute("ops_per_byte", {"gpu": "custom", "custom_tflops": "-5"})
+    assert refused.value.field == "custom_tflops"
+    custom = calculators.compute("ops_per_byte", {"gpu": "custom", "custom_tflops": "500", "custom_tb_s": "2"})
+    assert custom["ratio"].startswith("250 operations per byte")
+    with pytest.raises(ValueError, match="show_when"):
+        calculators.calculator("bad_show_when", title="t", outputs=[], fields=[
+            calculators.Field("a", "A", 1, show_when=("nope", "x"))])(lambda a: {})
+
+
+def test_a_model_select_follows_a_pasted_config():
+    """Field.paste: the select carries the name of its text area and a hidden "pasted" option (the runtime shows it
+    as "pasted: <name>"); "pasted" with nothing pasted asks for the text."""
+    from chapter2 import calculators
+
+    html = _hook().directives.render_calculator("kv_cache")
+    select = re.search(r'<select id="c2-kv_cache-model" name="model" data-paste="config_json">(.*?)</select>', html)
+    assert select and select.group(1).endswith('<option value="pasted" hidden>pasted config.json</option>')
+    with pytest.raises(calculators.FieldError) as empty:
+        calculators.compute("kv_cache", {"model": "pasted"})
+    assert empty.value.field == "config_json"
+    llama = (ROOT / "src" / "chapter2" / "data" / "configs" / "Llama-3.1-8B.json").read_text()
+    assert calculators.compute("kv_cache", {"model": "pasted", "config_json": llama})["per_token"].startswith("131 kB")
+
+
+def test_the_moe_calculator_s_typed_experts_apply_only_while_typed():
+    """moe_coverage: E and E_tok are typed only while the select says so; with a model chosen they are hidden and
+    ignored (an E of 0, refused when typed, no longer stops Qwen3-235B-A22B's own 8 of 128)."""
+    from chapter2 import calculators
+
+    html = _hook().directives.render_calculator("moe_coverage")
+    for name in ("n_experts", "k"):
+        wrapper = re.search(rf'<div class="c2-calc__field[^"]*"([^>]*)><label for="c2-moe_coverage-{name}"', html)
+        assert wrapper and wrapper.group(1) == ' data-show-field="model" data-show-value="custom"', name  # shown
+    chosen = calculators.compute("moe_coverage", {"model": "Qwen3-235B-A22B", "n_experts": "0"})
+    assert chosen["compute_share"] == "6.25 % (E_tok / E = 8 / 128)"
+    with pytest.raises(calculators.FieldError):
+        calculators.compute("moe_coverage", {"n_experts": "0"})

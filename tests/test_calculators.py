@@ -20,7 +20,7 @@ def test_matmul_calculator_shows_the_library_values():
     out = calculators.compute("matmul_cost", {"m": "4096", "k": "4096", "n": "4096", "dtype": "fp16"})
     c = matmul_cost(4096, 4096, 4096, "fp16")
     assert out["ops"] == "137 GFLOP" and c.ops == 2 * 4096**3
-    assert out["intensity"] == f"{c.intensity:.4g}"
+    assert out["intensity"] == "1,365" and c.intensity == pytest.approx(4096 / 3)  # 2m³ / (3m² x 2 bytes)
 
 
 def test_activations_calculator_shows_the_library_values():
@@ -159,3 +159,111 @@ def test_a_config_with_k_per_layer_says_so_in_the_calculators():
     assert "a router picks 2 to 8 (by layer) of 64 experts per token" in diagram["boxes"][4]["detail"]
     coverage = calculators.compute("moe_coverage", {"config_json": text})
     assert coverage["source"].endswith("E_tok differs by layer (2 to 8 (by layer)): shown for the layers with the most, 8")
+
+
+# -----------------------------------------------------------------------------
+# How servers keep the KV cache (2.2a's workbenches): the defaults worked by hand for Llama 3.1 8B on one H100
+# (989.4 TFLOP/s of FP16, 3.35 TB/s, 80 GB), from its config.json: 32 layers of 4,096 (8 KV heads of 128),
+# MLP 14,336, vocabulary 128,256, untied LM head.
+
+LLAMA_LAYER = 4096 * (4096 + 1024 + 1024 + 4096) + 3 * 4096 * 14336  # q, k, v, o and the SwiGLU MLP: 218,103,808
+LLAMA_HEAD = 128_256 * 4096  # the LM head (and, apart, the embedding table): 525,336,576
+LLAMA_MATMUL = 32 * LLAMA_LAYER + LLAMA_HEAD  # weights a token multiplies by: 7,504,658,432
+LLAMA_STREAMED = 2 * (LLAMA_MATMUL + (2 * 32 + 1) * 4096)  # FP16 bytes a pass reads: all but the embedding table
+LLAMA_KV = 2 * 32 * 8 * 128 * 2  # bytes per token: 131,072
+LLAMA_PER_KEY = 4 * 32 * 128 * 32  # score and value products per key: 524,288 FLOPs
+LLAMA_LM = 2 * LLAMA_HEAD  # one position's logits
+LLAMA_ACT, LLAMA_LOGITS = 2 * 32 * 4096 * 2, 128_256 * 2  # a token's hidden states in and out of 32 blocks; a logit row
+H100_PEAK, H100_BW = 989.4e12, 3.35e12
+
+
+def _h100(flops, nbytes):
+    return max(flops / H100_PEAK, nbytes / H100_BW)
+
+
+def _llama_prefill(cached, new):
+    """A Llama 3.1 8B prefill pass of `new` tokens after `cached` (last position's logits), on the H100."""
+    flops = 2 * LLAMA_MATMUL * new + LLAMA_PER_KEY * sum(range(cached + 1, cached + new + 1)) - (new - 1) * LLAMA_LM
+    return flops, (cached + new) * LLAMA_KV + new * LLAMA_ACT + LLAMA_LOGITS
+
+
+def test_kv_blocks_defaults_by_hand():
+    from chapter2.format import duration
+
+    out = calculators.compute("kv_blocks")
+    free = 0.9 * 80e9 - 2 * 8_030_261_248  # 55,939,477,504 bytes beside the BF16 weights
+    block = 16 * LLAMA_KV  # 2,097,152
+    assert out["pool"] == ("0.9 × 80 GB − 16.1 GB of weights = 55.9 GB (weights and cache in FP16): 26,674 blocks "
+                           "of 16 tokens × 131 kB = 2.1 MB each")
+    assert int(free // block) == 26_674
+    # 2,500 + 500 = 3,000 tokens: 187.5 blocks, so 188 (3,008 slots), 8 empty
+    assert out["blocks"].startswith("3,000 tokens take 188 blocks (3,008 token slots): the last block leaves 8 empty")
+    reserved = int(free // ((2500 + 4096) * LLAMA_KV))  # 64.7
+    paged = int(free // (188 * block))  # 141.9
+    exact = int(free // (3000 * LLAMA_KV))  # 142.3
+    shared = int((free - 125 * block) // ((188 - 0.8 * 125) * block))  # 80 % share 125 blocks: 88 of their own
+    assert (reserved, paged, shared, exact) == (64, 141, 301, 142)
+    assert [v for _, v in out["fit"]] == [64, 141, 301, 142]
+    (miss_flops, miss_bytes), (hit_flops, hit_bytes) = _llama_prefill(0, 2500), _llama_prefill(2000, 500)
+    miss, hit = _h100(miss_flops, LLAMA_STREAMED + miss_bytes), _h100(hit_flops, LLAMA_STREAMED + hit_bytes)
+    assert (duration(miss), duration(hit), duration(0.8 * hit + 0.2 * miss)) == ("36.9 ms", "7.65 ms", "13.5 ms")
+    assert out["prefill"].startswith("a miss computes all 2,500 tokens in 36.9 ms; a hit computes the last 500 over "
+                                     "2,000 cached in 7.65 ms; with 80 % of requests hitting, 13.5 ms on average")
+    assert out["prefill"].endswith("(SGLang's token hit rate: 64 %)")  # 0.8 x 2,000 / 2,500
+
+
+def test_kv_blocks_refuses_what_cannot_be():
+    for raw, field in (({"prefix_tokens": "3000"}, "prefix_tokens"), ({"max_tokens": "499"}, "max_tokens"),
+                       ({"model": "DeepSeek-V3"}, "n_gpus"), ({"hit_rate": "1.5"}, "hit_rate")):
+        result = json.loads(calculators.compute_json("kv_blocks", json.dumps(raw)))
+        assert result["ok"] is False and result["field"] == field, raw
+
+
+def test_chunked_prefill_defaults_by_hand():
+    from chapter2.format import duration
+
+    out = calculators.compute("chunked_prefill")
+    decode_flops = 64 * (2 * LLAMA_MATMUL + LLAMA_PER_KEY * 4096)
+    decode_bytes = 64 * 4096 * LLAMA_KV + 64 * (LLAMA_ACT + LLAMA_LOGITS)
+
+    def step(start, size):  # 64 decode tokens and a chunk share one read of the weights
+        flops, nbytes = _llama_prefill(start, size)
+        return _h100(decode_flops + flops, LLAMA_STREAMED + decode_bytes + nbytes)
+
+    chunked = [step(s, 512) for s in range(0, 8192, 512)]
+    whole = step(0, 8192)
+    plain = _h100(decode_flops, LLAMA_STREAMED + decode_bytes)
+    assert [duration(x) for x in (sum(chunked), max(chunked), whole, plain)] == ["240 ms", "15.2 ms", "134 ms", "14.8 ms"]
+    assert out["ttft"].startswith("240 ms in 16 steps of up to 512 tokens; 134 ms unchunked")
+    assert out["tpot"].startswith("15.2 ms at the slowest step")
+    assert "14.8 ms for a decode step alone; unchunked they would wait 134 ms" in out["tpot"]
+    chart = out["chart"]
+    assert chart["series"][0]["x"] == [128, 256, 512, 1024, 2048, 4096, 8192]  # the prompt / 64, doubling
+
+
+def test_chunked_prefill_refuses_too_many_chunks_and_whisper():
+    result = json.loads(calculators.compute_json("chunked_prefill", json.dumps({"chunk_tokens": "1"})))
+    assert result["field"] == "chunk_tokens" and "at least 2 tokens" in result["message"]  # 8,192 / 4,096 chunks
+    result = json.loads(calculators.compute_json("chunked_prefill", json.dumps({"config_json": _whisper_text()})))
+    assert result["field"] == "config_json" and "encoder-decoder" in result["message"]
+
+
+def test_speculative_decoding_defaults_by_hand():
+    from chapter2.format import plain
+
+    out = calculators.compute("speculative_decoding")
+    c = (LLAMA_LAYER + 2 * 4096**2 + LLAMA_HEAD) / LLAMA_MATMUL  # a one-layer head and the LM head it reads
+    assert plain(c) == "0.104"
+    step_plain = (LLAMA_STREAMED + 4096 * LLAMA_KV + LLAMA_ACT + LLAMA_LOGITS) / H100_BW  # memory bound
+    verify = (LLAMA_STREAMED + 4099 * LLAMA_KV + 4 * (LLAMA_ACT + LLAMA_LOGITS)) / H100_BW  # 4 positions
+    tokens = 1 + 0.8 + 0.8**2 + 0.8**3  # 2.952
+    speedup = tokens * step_plain / (verify + 3 * c * step_plain)
+    assert plain(speedup) == "2.25"
+    assert out["tokens"] == "E = 2.95 of the 4 positions verified (acceptance 0.8, 3 drafted)"
+    assert out["drafter_info"].endswith("c = 0.104 of a decode step per drafted token")
+    assert out["speedup"].startswith("2.25× on the roofline (2.25× by Leviathan et al.'s formula)")
+    # the best draft length: E / (1 + g c) peaks at g = 6 (2.44) for a = 0.8, c = 0.104
+    by_g = {g: (1 - 0.8 ** (g + 1)) / 0.2 / (1 + g * c) for g in range(17)}
+    assert max(by_g, key=by_g.get) == 6 and out["best"] == f"6 drafted tokens: {plain(by_g[6])}×"
+    custom = calculators.compute("speculative_decoding", {"drafter": "custom", "drafter_cost": "2"})
+    assert custom["best"] == "do not speculate: no draft length beats plain decoding at c = 2"

@@ -52,7 +52,8 @@ def test_every_chart_is_well_formed_accessible_and_csp_friendly(name, output):
     root = _parse(fragment)
     assert root.tag == "figure" and root.get("data-digest") == charts.digest(data)
     svg = root.find(f"{SVG}svg")
-    assert svg.get("role") == "img"
+    # a heatmap is a group of rows a reader can focus (each an img with its own label); the others are one img
+    assert svg.get("role") == ("group" if output.chart.kind == "heatmap" else "img")
     title = svg.find(f"{SVG}title")
     desc = svg.find(f"{SVG}desc")
     assert svg.get("aria-labelledby") == title.get("id") and title.text == output.label
@@ -61,19 +62,36 @@ def test_every_chart_is_well_formed_accessible_and_csp_friendly(name, output):
         assert all(b["label"] in desc.text for b in data["boxes"])
         assert fragment == calculators.render_chart(name, output, data)
         return
-    assert output.chart.x_label in desc.text and output.chart.y_label in desc.text
+    assert "style=" not in fragment and "<script" not in fragment.lower() and "javascript:" not in fragment
+    if output.chart.kind == "canvas":  # a picture: every shape's text is drawn, the legend names each colour
+        texts = "".join(t.text or "" for t in svg.iter(f"{SVG}text"))
+        assert all(line in texts for s in data["shapes"] for line in s["text"].split("\n")) and desc.text == data["summary"]
+        legend = root.find("ul")
+        assert legend is not None and len(legend.findall("li")) == len(data["keys"]) >= 1
+        assert set(re.findall(r'(?:stroke|fill)="(#[0-9a-f]{3,6})"', fragment)) <= set(charts.PALETTE) | {charts.INK}
+        return
+    x_label, y_label = output.chart.x_label, output.chart.y_label
+    if output.chart.kind == "heatmap":  # each drawing may name its own axes
+        x_label, y_label = data["x_label"] or x_label, data["y_label"] or y_label
+    assert x_label in desc.text and y_label in desc.text
     assert "style=" not in fragment and "<script" not in fragment.lower() and "javascript:" not in fragment
     colours = set(re.findall(r'(?:stroke|fill)="(#[0-9a-f]{3,6})"', fragment))
     assert colours <= set(charts.PALETTE) | {charts.INK, "#fff"}, colours
     labels = [t.text for t in svg.iter(f"{SVG}text")]
-    assert output.chart.x_label in labels and output.chart.y_label in labels  # axis labels, with units
+    assert x_label in labels and y_label in labels  # axis labels, with units
     legend = root.find("ul")
     if output.chart.kind == "grid":  # a grid's legend: what each colour means
         named = [k["label"] for k in data["keys"] if k["label"]]
         assert svg.find(f".//{SVG}circle").get("class") == "c2-chart__pt"  # the current step's marker
+    elif output.chart.kind == "heatmap":  # what each colour means; the chosen row is outlined
+        named = data["keys"]
+        assert [g for g in svg.iter(f"{SVG}g") if "c2-hm__row--focus" in (g.get("class") or "")]
     else:
         named = [s["label"] for s in data["series"] if s["label"]] + [g["label"] for g in data.get("lanes", ())]
-    assert legend is not None and len(legend.findall("li")) >= len(named) >= 1
+    if named or output.chart.kind in ("grid", "heatmap"):
+        assert legend is not None and len(legend.findall("li")) >= len(named) >= 1
+    else:  # an empty plot (a stepper's first step: nothing seen yet) says why on the plot itself
+        assert not data["series"] and data["rules"] and all(r["label"] in labels for r in data["rules"])
     assert fragment == calculators.render_chart(name, output, data)  # deterministic
 
 
@@ -181,7 +199,7 @@ def test_axes_ticks_and_numbers():
     assert charts._nice_log(989.4e12 * 1.1, down=False) == 2e15 and charts._nice_log(0.7, down=True) == 0.5
     assert charts._log_ticks(0.1, 1e4) == [0.1, 1, 10, 100, 1000, 10000]
     assert charts._lin_ticks(-1, 6)[2] == [-2, 0, 2, 4, 6]
-    assert [charts.tick_text(v) for v in (0, 1500, 1e12, 0.25, 1e-4)] == ["0", "1.5k", "1T", "0.25", "1e-4"]
+    assert [charts.tick_text(v) for v in (0, 1500, 1e12, 0.25, 1e-4)] == ["0", "1.5k", "1T", "0.25", "0.0001"]
     with pytest.raises(ValueError):
         charts.check(charts.ChartSpec("x", "y", y_log=True), charts.chart([charts.series("s", [1, 2], [0, 1])]))
     with pytest.raises(ValueError):
@@ -228,7 +246,9 @@ def test_device_roofline_places_a_measured_device_next_to_the_gpus():
     assert set(getattr(sys.modules[module], fn)(0.05)) <= {f.name for f in calc.fields}  # it fills real fields
     empty = calculators.compute("device_roofline")
     assert "not measured" in empty["device"] and not empty["chart"]["points"]
-    assert len(empty["chart"]["series"]) == len(hardware.GPUS)
+    drawn = [s["label"].split(":")[0] for s in empty["chart"]["series"]]
+    assert drawn == ["H20", "A100-SXM", "B200", "H100-SXM", "L40S"]  # a few, not all 15, by ops:byte: 37 to 419
+    assert f"{len(drawn)} of the {len(hardware.GPUS)} catalog GPUs" in empty["chart"]["summary"]
     fields = measure.measure_fields(0.05)
     out = calculators.compute("device_roofline", {k: str(v) for k, v in fields.items()})
     ratio = fields["matmul_gflops"] / fields["copy_gb_s"]  # ops:byte = rate / bandwidth
@@ -236,10 +256,10 @@ def test_device_roofline_places_a_measured_device_next_to_the_gpus():
     assert point["x"] == charts._r(ratio) and point["y"] == charts._r(fields["matmul_gflops"] * 1e9)
     assert out["chart"]["series"][-1]["label"] == "this device (measured)"
     typed = calculators.compute("device_roofline", {"matmul_gflops": "3.2", "copy_gb_s": "8.5"})
-    assert typed["ratio"].startswith("0.3765 operations per byte = 3.2 GFLOP/s / 8.5 GB/s")
+    assert typed["ratio"].startswith("0.376 operations per byte = 3.2 GFLOP/s / 8.5 GB/s")  # 3.2 / 8.5 = 0.37647
     assert "ops:byte 295 vs 0.376" in typed["reference"]
     fp8 = calculators.compute("device_roofline", {"dtype": "fp8"})  # the A100 has no FP8 figure: left out
-    assert len(fp8["chart"]["series"]) == len([g for g in hardware.GPUS.values() if "fp8" in g.dense_flops])
+    assert {s["label"].split(":")[0] for s in fp8["chart"]["series"]} == {"H20", "H100-SXM", "B200", "L40S"}
 
 
 # ------------------------------------------------------------------ the page and the browser hook
@@ -261,7 +281,7 @@ def test_build_renders_the_chart_and_the_browser_hook_is_wired():
     assert "window.chapter2Charts = { update }" in (assets / "charts.js").read_text()
     # the loader every page carries (mkdocs.yml) loads charts.js before the core, on first use
     assert "assets/chapter2/runtime.js" in (ROOT / "mkdocs.yml").read_text()
-    assert '["config.js", "charts.js", "runtime-core.js"]' in (assets / "runtime.js").read_text()
+    assert '["config.js", "charts.js", "hub.js", "runtime-core.js", "share.js"]' in (assets / "runtime.js").read_text()
 
 
 def test_marks_outside_a_fixed_range_are_left_out():
@@ -366,8 +386,8 @@ def test_every_bars_output_is_drawn_by_the_package_renderer():
     for name, o in bars:
         value = calculators.compute(name)[o.key]
         drawn = json.loads(calculators.compute_json(name, "{}"))["outputs"][o.key]
-        assert drawn == charts.render_bars(value)  # the browser's bars are the build's
-        for text in re.findall(r'c2-bar__value">([^<]*)<', drawn):
+        assert drawn == charts.render_bars(value, shares=o.shares)  # the browser's bars are the build's
+        for text in re.findall(r'c2-bar__value">([^<]*)<', drawn):  # (a part's share follows in a span of its own)
             assert re.fullmatch(r"\d{1,3}(,\d{3})*(\.\d+)?( [kMGTPE])?", text), (name, text)  # no e-notation
             if "." in text:  # a fraction: at most 3 significant digits (no 295.3000)
                 assert len(text.split(" ")[0].replace(",", "").replace(".", "").lstrip("0")) <= 3, (name, text)
@@ -388,7 +408,7 @@ def test_the_block_diagram_shows_the_chosen_config_s_sizes():
     assert labels == ["Token embedding", "Norm", "Attention", "Norm", "Feed-forward (MLP)", "Final norm", "LM head"]
     text = " ".join(b["detail"] + " " + b["side"] for b in data["boxes"])
     for shown in ("Q: 32 heads of 128", "K, V: 8 heads, each shared by 4 query heads", "4,096 → 14,336 → 4,096",
-                  "128,256 rows of 4,096", "4.1 kB per token (BF16)"):
+                  "128,256 rows of 4,096", "4.1 kB per token and layer (BF16)"):
         assert shown in text, shown
     assert (data["repeat"][0]["start"], data["repeat"][0]["end"]) == (1, 5)  # norm, attention, norm, FFN repeat
     # DeepSeek-V3: 61 layers, 256 routed experts with 8 per token (3 dense layers first), MLA with a 512 latent

@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -142,7 +143,8 @@ def check_command(line: str) -> str | None:
 
 COMMAND = re.compile(r"^(make|python3?|bash|\.venv/bin/\S+)( |$)")
 FACT = re.compile(r"\{\{\s*fact:\s*([\w.]+)\s*\}\}")
-DIRECTIVE = re.compile(r"<!--\s*(calculator|snippet|figure):\s*NAME\s*-->")
+DIRECTIVE = re.compile(r"<!--\s*(calculator|snippet|figure):\s*NAME(\s+hero)?\s*-->")
+PAGES_MD = [p.read_text() for p in sorted((ROOT / "docs").glob("*.md"))]
 
 
 def check_span(span: str, named_files: list[Path]) -> str | None:
@@ -152,12 +154,18 @@ def check_span(span: str, named_files: list[Path]) -> str | None:
         return None if m.group(1) == "SECTION.NAME" or m.group(1) in pages.names() else f"no fact {m.group(1)}"
     if DIRECTIVE.fullmatch(span):
         return None if span in DIRECTIVES else f"docs/hooks/directives.py expands no {span}"
+    if HTML_TAG.match(span):  # page markup: its opening tag is written so on some page
+        opening = span[:span.index(">") + 1]
+        return None if any(opening in page for page in PAGES_MD) else f"no page of docs/ has {opening}"
     if "/" in span and " " not in span:
         return check_path(span)
     if re.fullmatch(r"chapter2(\.\w+)*", span):
         return check_dotted(span)
-    texts = [p.read_text() for p in named_files if p.is_file()]
+    texts = [p.read_text(errors="replace") for p in named_files if p.is_file()]  # (a built site/ holds .gz files)
     return None if any(span in t for t in texts) else f"{span!r} appears in none of {[p.relative_to(ROOT).as_posix() for p in named_files]}"
+
+
+HTML_TAG = re.compile(r"</?[a-z]+[^/]*>")
 
 
 def files_named(body: str) -> list[Path]:
@@ -165,7 +173,7 @@ def files_named(body: str) -> list[Path]:
     found = []
     for span in spans(body):
         for word in span.split():
-            if "/" in word:
+            if "/" in word and not HTML_TAG.fullmatch(word):  # "</details>" is markup, not a path
                 for path in resolve_path(word):
                     found += sorted(path.glob("*")) if path.is_dir() else [path]
     return [p for p in found if p.is_file()]
@@ -174,7 +182,8 @@ def files_named(body: str) -> list[Path]:
 def test_contributing_exists_and_has_the_recipes():
     text = CONTRIBUTING.read_text()
     for heading in ["The layout in one picture", "Add a fact", "Add a calculator", "Add a figure", "Add a snippet",
-                    "Add a recall card", "Add a model config", "Run things", "What CI checks"]:
+                    "Add a recall card", "Add a model config", "Add a model family", "Add a layout or expert rule",
+                    "Add a layer kind", "Add a multimodal wrapper", "Run things", "What CI checks"]:
         assert re.search(rf"^## {heading}", text, re.M), heading
 
 
@@ -250,3 +259,160 @@ def test_make_serve_restarts_on_code_changes():
     for folder in ("src/chapter2", "snippets", "docs/hooks"):
         assert f"--directory {folder}" in recipe and (ROOT / folder).is_dir(), folder
     assert (ROOT / ".venv" / "bin" / "watchmedo").exists() or not (ROOT / ".venv").exists()
+
+
+# -----------------------------------------------------------------------------
+# The model recipes, performed: a made-up family, rule, layer kind and wrapper, each added in the one place its
+# recipe names, then read from a config.json and counted; every number is worked out by hand beside it.
+
+TOY = {"vocab_size": 100, "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 4, "num_attention_heads": 4,
+       "num_key_value_heads": 2, "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "attention_bias": False,
+       "sliding_window": None}
+# by hand, per layer: q 16 x 16, k and v 16 x (2 heads x 4) each, o 16 x 16; a gated MLP 3 x 16 x 32; 2 norms of 16
+ATTENTION, MLP, NORMS = 16 * 16 + 2 * 16 * 8 + 16 * 16, 3 * 16 * 32, 2 * 16
+EMBEDDING = HEAD = 100 * 16
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """The model registry as shipped, restored after a test adds a family (an entry in a shape file's FAMILIES,
+    then the registry built again as importing the package builds it) or a layer kind (a class, registered when
+    it is defined)."""
+    from chapter2.models import families
+    from chapter2.models.layers import KINDS, LABELS
+
+    kinds, labels = dict(KINDS), dict(LABELS)
+    yield monkeypatch
+    monkeypatch.undo()
+    KINDS.clear(), KINDS.update(kinds), LABELS.clear(), LABELS.update(labels)
+    families._index()
+
+
+def _add(registry, shape: str, entry):
+    """The recipe's one place: an entry appended to `FAMILIES` of src/chapter2/models/families/<shape>.py."""
+    from chapter2.models import families
+
+    module = importlib.import_module(f"chapter2.models.families.{shape}")
+    registry.setattr(module, "FAMILIES", module.FAMILIES + (entry,))
+    families._index()  # what importing the package does
+
+
+def test_recipe_add_a_model_family_that_fits_the_rules(registry):
+    from chapter2.models import ModelConfig, families, rules
+    from chapter2.models.families import family
+
+    _add(registry, "dense", family("Toy", "toy", ["ToyForCausalLM"], "ToyConfig", "a model made up for this test",
+                                   TOY, layout=rules.one_window))
+    c = ModelConfig.from_hf({"architectures": ["ToyForCausalLM"], "sliding_window": 3})
+    assert c.family_label == "Toy" and families.FAMILIES[-1].label == "Toy"
+    assert c.params().total == EMBEDDING + 4 * (ATTENTION + MLP + NORMS) + 16 + HEAD == 12560
+    assert c.layer_types == ("sliding_attention",) * 4 and c.defaulted[:2] == ("hidden_size", "num_attention_heads")
+    assert c.kv_cache_bytes(10, dtype="bf16") == 4 * 3 * (2 * 2 * 4) * 2  # 4 layers x 3 tokens held x K, V x bf16
+    assert c.flops_per_token(10) == 2 * (4 * (ATTENTION + MLP) + HEAD) + 4 * 2 * 4 * (4 + 4) * 3
+    assert ModelConfig.from_hf({"model_type": "toy"}).architecture == "ToyForCausalLM"  # found by its model_type
+    with pytest.raises(ValueError, match=r"config\['num_key_value_heads'\] must be >= 1, got 0"):
+        ModelConfig.from_hf({"architectures": ["ToyForCausalLM"], "num_key_value_heads": 0})
+
+
+def _every_third_full(r, layers: int) -> tuple:
+    """A made-up layout: layers 0, 3, 6, ... see everything, the others the last `sliding_window` tokens."""
+    window = r.int("sliding_window")
+    return ["full_attention" if i % 3 == 0 else "sliding_attention" for i in range(layers)], window, None
+
+
+def _odd_layers_route(r, fam, layers: int, intermediate: int) -> dict:
+    """A made-up expert rule: the odd layers route among `num_local_experts` experts of the dense width."""
+    return dict(num_experts=r.int("num_local_experts"), num_experts_per_tok=r.int("num_experts_per_tok"),
+                moe_intermediate_size=intermediate, moe_layers=tuple(range(1, layers, 2)))
+
+
+def test_recipe_add_a_layout_and_an_expert_rule(registry):
+    from chapter2.models import ModelConfig
+    from chapter2.models.families import family
+
+    _add(registry, "moe", family("Toy-MoE", "toy_moe", ["ToyMoeForCausalLM"], "ToyMoeConfig", "made up", {
+        **TOY, "sliding_window": 4, "num_local_experts": 6, "num_experts_per_tok": 2},
+        layout=_every_third_full, experts=_odd_layers_route))
+    c = ModelConfig.from_hf({"architectures": ["ToyMoeForCausalLM"]})
+    assert c.layer_types == ("full_attention", "sliding_attention", "sliding_attention", "full_attention")
+    assert c.moe_layers == (1, 3) and c.sliding_window == 4
+    p = c.params()  # 2 dense layers, 2 MoE layers of 6 experts (2 read per token) and a router of 6 x 16 each
+    assert p.total == EMBEDDING + 4 * (ATTENTION + NORMS) + 2 * MLP + 2 * (6 * MLP + 6 * 16) + 16 + HEAD
+    assert p.active == p.total - 2 * 4 * MLP
+    groups = {g.kind: (g.layers, g.tokens) for g in c.kv_cache_breakdown(100)}
+    assert groups == {"full_attention": (2, 100), "sliding_attention": (2, 4)}
+    with pytest.raises(TypeError, match=r"config\['num_local_experts'\] must be a whole number, got 'six'"):
+        ModelConfig.from_hf({"architectures": ["ToyMoeForCausalLM"], "num_local_experts": "six"})
+
+
+def test_recipe_add_a_layer_kind(registry):
+    from chapter2.calculators import _models, model_diagram
+    from chapter2.models import ModelConfig
+    from chapter2.models.families import family
+    from chapter2.models.layers.recurrent import Mixer
+
+    @dataclass(frozen=True)
+    class ToyScan(Mixer):
+        """A made-up recurrent layer: in and out projections h -> w -> h, a w x w state."""
+
+        width: int
+        state_dtype: str = "fp32"
+        name = "toy_scan"
+        label = "toy scan"
+        flops_per_state = 3
+
+        def weights(self, hidden: int) -> tuple[int, int]:
+            return 2 * hidden * self.width, self.width
+
+        def state(self, hidden: int) -> tuple[int, int]:
+            return 0, self.width * self.width
+
+        def describe(self, hidden: int) -> str:
+            return f"a {self.width} × {self.width} state, {hidden:,} in and out"
+
+        @classmethod
+        def read(cls, r, sizes=None):
+            return cls(width=r.int("toy_width"))
+
+    def scan_then_attend(r, layers: int) -> tuple:
+        return ["toy_scan" if i % 2 == 0 else "full_attention" for i in range(layers)], None, None
+
+    _add(registry, "hybrid", family("Toy hybrid", "toy_hybrid", ["ToyHybridForCausalLM"], "ToyHybridConfig", "made up",
+                                    {**TOY, "toy_width": 8}, layout=scan_then_attend, mixer=ToyScan.read))
+    c = ModelConfig.from_hf({"architectures": ["ToyHybridForCausalLM"]})
+    scan = 2 * 16 * 8 + 8  # one layer's weights, from the class
+    assert ("toy scan layers", 2 * scan, 2 * scan) in [(p.part, p.total, p.active) for p in c.param_breakdown()]
+    assert c.params().total == EMBEDDING + 2 * ATTENTION + 2 * scan + 4 * (MLP + NORMS) + 16 + HEAD
+    assert c.state_layers == (0, 2) and c.state_elements(0) == (0, 64)
+    assert c.state_bytes("bf16") == 2 * 64 * 4  # two layers' 8 x 8 states in fp32
+    assert c.kv_cache_bytes(10) == 2 * 10 * (2 * 2 * 4) * 2 + 2 * 64 * 4
+    assert c.state_flops_per_token() == 2 * 3 * 64
+    # 2 x the weights a token multiplies by, 2 attention layers x 10 keys x 2 x 4 heads x (4 + 4), 3 per state number
+    assert c.flops_per_token(10) == 2 * (2 * ATTENTION + 2 * 2 * 16 * 8 + 4 * MLP + HEAD) + 2 * 10 * 2 * 4 * (4 + 4) + 2 * 3 * 64
+    assert _models.KIND_NAMES["toy_scan"] == "toy scan"  # the calculators' name for it
+    assert "2 toy scan x 64 state values (fixed, recurrent state in FP32)" in _models.kv_breakdown(c, 10, "bf16")
+    diagram = str(model_diagram.block_diagram(c))
+    assert "toy scan (2 of 4 layers)" in diagram and "a 8 × 8 state, 16 in and out" in diagram
+
+
+def test_recipe_add_a_multimodal_wrapper(registry):
+    from chapter2.models import ModelConfig, families
+    from chapter2.models.families import Wrapper, family, tied_by_outer, tower
+
+    def count(r, text_hidden: int, outer: dict) -> int:  # blocks of d x d, then a projector d -> text hidden
+        d = r.int("hidden_size")
+        return r.int("num_hidden_layers") * d * d + d * text_hidden
+
+    toy_tower = tower("Toy vision tower", "ToyVisionConfig", {"hidden_size": 8, "num_hidden_layers": 2}, count)
+    wrapper = Wrapper("ToyVLForConditionalGeneration", "toy_vl", tied_by_outer(False), (toy_tower,))
+    _add(registry, "multimodal", family("Toy", "toy_text", ["ToyForCausalLM"], "ToyTextConfig", "made up", TOY,
+                                        wrapper=wrapper))
+    c = ModelConfig.from_hf({"architectures": ["ToyVLForConditionalGeneration"], "text_config": {"vocab_size": 50},
+                             "vision_config": {"hidden_size": 4}})
+    assert c.wrapper == "ToyVLForConditionalGeneration" and c.family_label == "Toy" and c.vocab_size == 50
+    assert c.vision_params == 2 * 4 * 4 + 4 * 16 and c.vision_defaulted == ("num_hidden_layers",)
+    assert c.params().lm_head == 50 * 16  # the outer config's tie_word_embeddings (default false) unties it
+    assert families.family_of("ToyVLForConditionalGeneration").label == "Toy"
+    assert ModelConfig.from_hf({"model_type": "toy_vl"}).architecture == "ToyVLForConditionalGeneration"
+    with pytest.raises(TypeError, match=r"config\['vision_config'\] must be a JSON object"):
+        ModelConfig.from_hf({"architectures": ["ToyVLForConditionalGeneration"], "vision_config": [1]})

@@ -24,6 +24,32 @@ def test_fifty_guided_steps_are_one_hundred_passes():
         diffusion.denoiser_passes(10, "yes")
 
 
+def test_guidance_mixes_the_two_predictions():
+    """CFG (Ho and Salimans 2022): unconditional + scale x (conditional - unconditional), as diffusers'
+    QwenImagePipeline writes it (neg_noise_pred + true_cfg_scale * (noise_pred - neg_noise_pred)); worked by hand:
+    0.5 + 4 x (0.8 - 0.5) = 1.7; scale 1 gives the conditional prediction back, scale 0 the unconditional one."""
+    assert diffusion.guided_prediction(0.8, 0.5, 4) == pytest.approx(1.7)
+    assert diffusion.guided_prediction(0.8, 0.5, 1) == pytest.approx(0.8)
+    assert diffusion.guided_prediction(0.8, 0.5, 0) == pytest.approx(0.5)
+    mix = diffusion.guided_prediction([[1.0, -2.0]], [[0.0, 1.0]], 2.5)
+    assert mix.shape == (1, 2) and mix[0].tolist() == pytest.approx([2.5, -6.5])  # 0 + 2.5 x 1; 1 + 2.5 x -3
+    with pytest.raises(ValueError, match="one shape"):
+        diffusion.guided_prediction([1.0, 2.0], [1.0], 2)
+    with pytest.raises(ValueError, match="scale"):
+        diffusion.guided_prediction(1.0, 1.0, float("inf"))
+
+
+def test_qwen_image_guidance_scale_default_is_diffusers():
+    """The page's tiny example uses Qwen-Image's guidance scale: QwenImagePipeline.__call__(true_cfg_scale=4.0)."""
+    import inspect
+
+    diffusers = require("diffusers")
+    from chapter2.pages import image_generation as ig
+
+    default = inspect.signature(diffusers.QwenImagePipeline.__call__).parameters["true_cfg_scale"].default
+    assert default == 4.0 == ig.cfg_example_scale().value
+
+
 def test_few_step_models_save_80_to_90_percent():
     # Chapter 2.3.2: eight steps or fewer, 80 to 90 percent faster. 8 guided steps vs 50 guided: 16 / 100 passes.
     assert diffusion.few_step_saving(50, True, 8, True) == pytest.approx(0.84)

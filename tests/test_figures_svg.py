@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from _contrast import contrast
 from _oracles import require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +104,7 @@ def test_every_page_figure_has_a_phone_drawing_whose_text_reads_on_a_phone():
 
     _discover()
     shown = {m for page in (ROOT / "docs").glob("*.md")
-             for m in re.findall(r"<!--\s*figure:\s*([\w.-]+)\s*-->", page.read_text(encoding="utf-8"))}
+             for m in re.findall(r"<!--\s*figure:\s*([\w.-]+)(?:\s+hero)?\s*-->", page.read_text(encoding="utf-8"))}
     assert len(shown) >= 10
     for name in sorted(shown):
         if not REGISTRY[name].phone:
@@ -116,3 +117,52 @@ def test_every_page_figure_has_a_phone_drawing_whose_text_reads_on_a_phone():
         assert width <= 1.1 * PHONE_COLUMN_PX, (name, width)  # about a column: shown near 1:1, not shrunk
         assert smallest_text_px(svg) >= READABLE_PX, name
         assert svg != render_svg(name), name
+
+
+def _rgb(color: str) -> tuple[float, float, float]:
+    return tuple(int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+
+
+def _over(color: str, alpha: float, page) -> tuple[float, float, float]:
+    """A box filled with `color` at `alpha` (how the figures draw boxes), as seen on `page`."""
+    return tuple(alpha * c + (1 - alpha) * p for c, p in zip(_rgb(color), page, strict=True))
+
+
+def test_figure_text_reads_on_either_scheme_s_page_and_boxes():
+    """WCAG AA (4.5:1) for figure text, on each scheme's page and on every box fill a figure draws (PALETTE at
+    alpha 0.3 over that page). The pages are Material's: white, and slate's hsla(225deg, 15%, 14%)."""
+    import colorsys
+
+    from chapter2.charts import INK, PALETTE
+    from chapter2.host.figures._style import INK_DARK, INK_LIGHT
+
+    white, slate = (1.0, 1.0, 1.0), colorsys.hls_to_rgb(225 / 360, 0.14, 0.15)
+    for page, ink in ((white, INK_LIGHT), (slate, INK_DARK)):
+        for behind in [page] + [_over(c, 0.3, page) for c in PALETTE]:
+            assert contrast(_rgb(ink), behind) >= 4.5, (ink, behind)
+    # the one grey both schemes shared did not: under 3:1 on the pale boxes of a light page
+    assert min(contrast(_rgb(INK), _over(c, 0.3, white)) for c in PALETTE) < 3
+
+
+def test_every_figure_carries_the_scheme_s_ink_for_its_grey_text():
+    require("matplotlib")
+    from chapter2.charts import INK
+    from chapter2.host.figures import render_svg
+    from chapter2.host.figures._style import INK_DARK, INK_LIGHT
+
+    for name, phone in (("image_pipeline", False), ("image_pipeline", True), ("roofline", False)):
+        svg = render_svg(name, phone=phone)
+        sheet = ET.fromstring(svg)[0]
+        assert sheet.tag.endswith("style"), name  # first, before anything is drawn
+        light, dark = re.fullmatch(r"@media \(prefers-color-scheme: light\)\{(.*)\}"
+                                   r"@media \(prefers-color-scheme: dark\)\{(.*)\}", sheet.text).groups()
+        assert light.endswith(f"{{fill:{INK_LIGHT}!important}}") and dark.endswith(f"{{fill:{INK_DARK}!important}}")
+        assert f'text[style*="fill: {INK}"]' in light and f'tspan[style*="fill: {INK}"]' in light
+        assert svg.count(f"fill: {INK}\"") >= 5, name  # the selectors match how matplotlib writes the labels
+
+
+def test_scheme_ink_refuses_what_is_not_an_svg():
+    from chapter2.host.figures._style import scheme_ink
+
+    with pytest.raises(ValueError, match="svg"):
+        scheme_ink("<html></html>")

@@ -72,8 +72,23 @@ def test_duration_picks_the_unit_that_reads_well(seconds, text):
 
 
 @pytest.mark.parametrize("value, text", [
-    (0.01234, "0.01234"), (295.34, "295.3"), (999.94, "999.9"), (1000.0, "1,000"), (123_456.7, "123,457"),
-    (2.5e9, "2,500,000,000"),
+    (0.01234, "0.0123"), (0.9995, "1"), (295.34, "295"), (1365.33, "1,365"), (999.94, "1,000"), (1000.0, "1,000"),
+    (123_456.7, "123,457"), (2.5e9, "2,500,000,000"), (2.5e-5, "0.000025"), (5.92e-9, "5.92 × 10⁻⁹"),
+    (3e21, "3 × 10²¹"), (-1e-12, "-10⁻¹²"),
 ])
-def test_plain_keeps_four_digits_and_never_an_exponent(value, text):
+def test_plain_writes_numbers_as_the_pages_do_and_never_an_exponent(value, text):
+    """The site's one rule (`sig`, 3 significant digits): 295.34 is "295" in a calculator as on the page; beyond
+    10^15 or below 10^-6, a power of ten."""
     assert fmt.plain(value) == text
+
+
+def test_decimals_share_and_billions_round_to_places_after_the_point():
+    """The page helpers two sections use (once in chapter2.pages.llm_architecture, borrowed by llm_inference)."""
+    assert str(fmt.decimals(16.0605, 1)) == "16.1" and str(fmt.decimals(0.12345, 3)) == "0.123"
+    assert str(fmt.decimals(2.0, 2, "GB")) == "2 GB"  # trailing zeros dropped, the unit kept
+    assert str(fmt.share(0.12345)) == "12.3 %" and str(fmt.share(0.5, 0)) == "50 %"
+    assert str(fmt.billions(8_030_261_248)) == "8" and str(fmt.billions(235_093_634_560)) == "235.1"
+    with pytest.raises(TypeError, match="places"):
+        fmt.decimals(1.0, -1)
+    with pytest.raises(ValueError, match="fraction"):
+        fmt.share(math.nan)

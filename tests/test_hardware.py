@@ -49,8 +49,8 @@ def test_h100_ops_per_byte_is_the_chapters_295():
         # same datasheet, GB200 NVL72 column per GPU: FP4 20 PFLOPS sparse (10 dense), 186 GB HBM3E, 8 TB/s
         ("GB200", "fp4", 10000, 8.0, 186),
         ("GB200", "bf16", 2500, 8.0, 186),
-        # Verda's per-GPU table, without sparsity: GB300 FP4 15 PFLOPS, FP8 5, 279 GB, 8 TB/s
-        ("GB300", "fp4", 15000, 8.0, 279),
+        # NVIDIA's 'Inside NVIDIA Blackwell Ultra' post: 15 PFLOPS dense NVFP4, 288 GB of HBM3E at 8 TB/s per GPU
+        ("GB300", "fp4", 15000, 8.0, 288),
         # H20: 148 TFLOPS FP16 dense, 296 INT8 (= FP8 on Hopper), 96 GB at 4.0 TB/s
         ("H20", "fp16", 148, 4.0, 96),
         ("H20", "fp8", 296, 4.0, 96),
@@ -159,11 +159,11 @@ def test_custom_gpu_is_two_numbers():
 
 def test_ops_per_byte_calculator_shows_the_library_values():
     out = calculators.compute("ops_per_byte")
-    assert out["ratio"] == "295.3 operations per byte"
+    assert out["ratio"] == "295 operations per byte"  # format.plain: 3 significant digits
     out = calculators.compute("ops_per_byte", {"gpu": "custom", "custom_tflops": "500", "custom_tb_s": "2"})
     assert out["ratio"] == "250 operations per byte"
     out = calculators.compute("ops_per_byte", {"gpu": "MI300X", "dtype": "fp8"})
-    assert out["ratio"] == f"{GPUS['MI300X'].ops_per_byte('fp8'):.4g} operations per byte"
+    assert out["ratio"] == f"{round(GPUS['MI300X'].ops_per_byte('fp8')):,} operations per byte"
     bad = json.loads(calculators.compute_json("ops_per_byte", json.dumps({"gpu": "A100-SXM", "dtype": "fp8"})))
     assert bad["ok"] is False and "FP8" in bad["message"]
 
@@ -235,10 +235,24 @@ def test_on_chip_totals_and_the_flashattention_estimate():
     assert h100.shared_memory_total == 132 * 228 * 1024 == 30_818_304  # all SMs together: about 30.8 MB
     assert GPUS["MI300X"].on_chip.l3_bytes == 256 * MIB
     # FlashAttention paper (arXiv:2205.14135, section 2.1): the A100's on-chip SRAM bandwidth "estimated around
-    # 19TB/s"; vendors publish none, so it is the only SRAM bandwidth in the catalog
+    # 19TB/s"; FlashAttention-3 (arXiv:2407.08608, Table 1) the H100 SXM5's: SMEM 31 TB/s per GPU, L2 12 TB/s.
+    # Vendors publish none, so these two papers' estimates are the only on-chip bandwidths in the catalog
     assert GPUS["A100-SXM"].on_chip.sram_bandwidth == 19e12
-    assert [g.key for g in GPUS.values() if g.on_chip.sram_bandwidth is not None] == ["A100-SXM"]
+    assert GPUS["H100-SXM"].on_chip.sram_bandwidth == 31e12 and h100.l2_bandwidth == 12e12
+    assert [g.key for g in GPUS.values() if g.on_chip.sram_bandwidth is not None] == ["A100-SXM", "H100-SXM"]
+    assert [g.key for g in GPUS.values() if g.on_chip.l2_bandwidth is not None] == ["H100-SXM"]
     assert GPUS["A100-SXM"].on_chip.sources["sram_bandwidth_tb_s"] == "https://arxiv.org/abs/2205.14135"
+    assert h100.sources["sram_bandwidth_tb_s"] == h100.sources["l2_bandwidth_tb_s"] == "https://arxiv.org/abs/2407.08608"
+
+
+def test_h100_register_file():
+    # Hopper tuning guide, Occupancy: "The register file size is 64K 32-bit registers per SM" (FlashAttention-3,
+    # Table 1: RMEM 256 KiB per SM); 132 SMs hold 132 x 256 KiB = 33 MiB of registers, more than their shared memory
+    h100 = GPUS["H100-SXM"].on_chip
+    assert h100.registers_per_sm == 65_536 * 4 == 256 * 1024
+    assert h100.registers_total == 132 * 262_144 == 34_603_008 > h100.shared_memory_total
+    assert h100.sources["registers_per_sm_kib"] == "https://docs.nvidia.com/cuda/hopper-tuning-guide/index.html"
+    assert [g.key for g in GPUS.values() if g.on_chip.registers_per_sm is not None] == ["H100-SXM"]
 
 
 def test_every_on_chip_figure_is_sourced_or_says_why_it_is_missing():
@@ -265,3 +279,104 @@ def test_on_chip_records_reject_unknown_or_contradictory_figures():
         _on_chip("X", {"smem": {"value": 1, "source": "https://x"}}, sourced)
     with pytest.raises(ValueError, match="not published"):
         _on_chip("X", {"sms": {"value": 1, "source": "https://x"}, "not_published": {"sms": "no"}}, sourced)
+
+
+# ------------------------------------------------------------------ the exponential rate (attention's third roof)
+
+
+def test_h100_exponential_rate_is_the_flashattention3_papers_3_9_t():
+    # FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608, section 3.1): "the H100 SXM5 GPU has 989 TFLOPS of FP16
+    # matmul but only 3.9 TFLOPS of special functions". Derived here independently: the CUDA guide's 16 exp2 per clock
+    # per SM (compute capability 9.0) x 132 SMs x 1.83 GHz.
+    h100 = GPUS["H100-SXM"]
+    assert h100.exponentials.method == "SMs x clock"
+    assert h100.exp_rate() == pytest.approx(132 * 16 * 1.83e9, rel=1e-12)
+    assert round(h100.exp_rate() / 1e12, 1) == 3.9
+
+
+def test_a100_rate_from_its_clock_agrees_with_the_rate_from_its_tensor_peak():
+    # two documents: the A100 whitepaper's 108 SMs x 1,410 MHz, and the datasheet's 312 TFLOP/s over the whitepaper's
+    # 2,048 dense FP16 FLOP per clock per SM; either way 16 exp2 per clock per SM (CUDA guide, compute capability 8.0)
+    a100 = GPUS["A100-SXM"]
+    by_clock = 108 * 1.41e9 * 16
+    by_peak = 312e12 / 2048 * 16
+    assert a100.exp_rate() == pytest.approx(by_clock, rel=1e-12)
+    assert by_peak == pytest.approx(by_clock, rel=1e-3)
+
+
+def test_hopper_parts_without_a_published_clock_take_the_h100s_rate_from_their_tensor_peak():
+    # the H200, H800 and GH200 carry the H100 SXM5's tensor peak (989.4 TFLOP/s); 989.4e12 / 4096 x 16 = 3.865e12
+    for key in ("H200-SXM", "H800-SXM", "GH200"):
+        g = GPUS[key]
+        assert g.exponentials.method == "tensor peak", key
+        assert g.exp_rate() == pytest.approx(989.4e12 / 4096 * 16, rel=1e-12)
+        assert g.exp_rate() == pytest.approx(GPUS["H100-SXM"].exp_rate(), rel=1e-3)
+
+
+def test_blackwell_rates_are_nvidias_and_a_measurement_stays_below_each():
+    # NVIDIA: 5 TeraExponentials/s for Blackwell, 10.7 for Blackwell Ultra; its own MUFU.EX2 micro-benchmark measured
+    # 4,943 G/s on GB200 and 10,024 G/s on GB300: each within 10 % below the published rate
+    for key, published, measured in (("B200", 5e12, 4.943e12), ("GB200", 5e12, 4.943e12),
+                                     ("GB300", 10.7e12, 10.024e12)):
+        e = GPUS[key].exponentials
+        assert e.method == "published" and e.per_s == pytest.approx(published, rel=1e-12)
+        assert e.measured_per_s == pytest.approx(measured, rel=1e-12)
+        assert 0.9 * e.per_s <= e.measured_per_s <= e.per_s
+
+
+def test_blackwell_ultra_doubles_blackwells_exponentials_but_not_its_fp16_matmuls():
+    # the reason FA4 emulates part of the exponentials: B200's FP16 matmuls are 2.27x the H100's, its exponentials 1.29x
+    b200, h100, gb300 = GPUS["B200"], GPUS["H100-SXM"], GPUS["GB300"]
+    assert b200.peak_flops("fp16") / h100.peak_flops("fp16") == pytest.approx(2250 / 989.4)
+    assert b200.exp_rate() / h100.exp_rate() == pytest.approx(5e12 / (132 * 16 * 1.83e9))
+    assert gb300.exp_rate() / GPUS["GB200"].exp_rate() == pytest.approx(2.14)
+
+
+def test_every_gpu_has_an_exponential_rate_or_says_why_not():
+    raw = raw_catalog()
+    derived = {k for k, g in GPUS.items() if g.exponentials.per_s is not None}
+    assert derived == {"A100-SXM", "H100-SXM", "H200-SXM", "H800-SXM", "GH200", "B200", "GB200", "GB300"}
+    for key, gpu in GPUS.items():
+        e = gpu.exponentials
+        assert (e.per_s is None) == bool(e.not_derived), key
+        if e.per_s is None:
+            with pytest.raises(ValueError, match=key):
+                gpu.exp_rate()
+        assert "exponentials" in raw["gpus"][key]
+    assert custom_gpu(100, 1).exponentials.per_s is None
+    for arch in raw["architectures"].values():
+        if isinstance(arch, dict):
+            for item in (arch["ex2_per_clock_per_sm"], arch["dense_fp16_flops_per_clock_per_sm"]):
+                assert item["source"].startswith("https://") and item["note"]
+    guide = raw["architectures"]["hopper"]["ex2_per_clock_per_sm"]
+    assert guide["source"].startswith("https://docs.nvidia.com/cuda/cuda-c-programming-guide")
+    assert "Throughput of Native Arithmetic Instructions" in guide["note"]
+
+
+def test_exponential_records_are_checked():
+    from chapter2.hardware import _exponentials
+
+    def sourced(path, item):
+        return float(item["value"]), item["source"]
+
+    with pytest.raises(ValueError, match="needs an 'exponentials' record"):
+        _exponentials("X", None, sourced, 132, 989.4e12)
+    with pytest.raises(ValueError, match="exactly one"):
+        _exponentials("X", {"architecture": "hopper", "not_derived": "no"}, sourced, 132, 989.4e12)
+    with pytest.raises(ValueError, match="known: ampere, hopper"):
+        _exponentials("X", {"architecture": "volta"}, sourced, 132, 989.4e12)
+    with pytest.raises(ValueError, match="no SM count"):
+        _exponentials("X", {"architecture": "hopper", "boost_clock_mhz": {"value": 1830, "source": "https://x"}},
+                      sourced, None, 989.4e12)
+    with pytest.raises(ValueError, match="must say why"):
+        _exponentials("X", {"not_derived": " "}, sourced, None, None)
+
+
+def test_the_h100_clock_is_the_one_its_whitepaper_peak_implies():
+    """issue 32 item 5 (primary sources): the H100's clock is cited to NVIDIA's Hopper whitepaper, whose dense FP16
+    peak 989.4 TFLOP/s over 132 SMs x 4,096 FLOP per clock per SM gives 989.4e12 / 540,672 = 1.8299 GHz."""
+    from chapter2.hardware import GPUS as CATALOG
+
+    h100 = CATALOG["H100-SXM"]
+    assert h100.exponentials.sources["boost_clock"].startswith("https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper")
+    assert h100.exponentials.clock_hz == pytest.approx(989.4e12 / (132 * 4096), rel=1e-3)

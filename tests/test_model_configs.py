@@ -264,7 +264,7 @@ def test_kv_cache_calculator_shows_the_library_values():
     assert out["per_token"] == "131 kB = 2 (K, V) x 32 layers x 8 KV heads x 128 x 2 bytes"
     assert out["total"].startswith("137 GB")  # 131072 B * 131072 tokens * 8 = 137.4e9 B
     assert out["weights"].startswith("16.1 GB (8.03B parameters)")  # 2 bytes * 8.03e9
-    assert out["ratio"] == f"{131072 * 131072 * 8 / (2 * 8_030_261_248):.3g} x"
+    assert out["ratio"] == f"{131072 * 131072 * 8 / (2 * 8_030_261_248):.3g}×"
     assert dict(out["memory"])["KV cache"] == pytest.approx(131072 * 131072 * 8 / 1e9)
     mistral = calculators.compute("kv_cache", {"model": "Mistral-7B-v0.1", "context": "32768"})
     assert mistral["total"].startswith("537 MB")  # capped at the 4096-token window: 131072 * 4096
@@ -654,7 +654,9 @@ def test_pasted_config_reports_its_family_defaults_and_errors_inline():
         bad = error(name, {"config_json": "{\"architectures\": [\"FalconForCausalLM\"]"})
         assert (bad["ok"], bad["field"]) == (False, "config_json") and "not valid JSON" in bad["message"]
         bad = error(name, {"config_json": "{\"architectures\": [\"FalconForCausalLM\"]}"})
-        assert bad["field"] == "config_json" and "'FalconForCausalLM'" in bad["message"] and "not supported" in bad["message"]
+        # one line naming the class and a link to the list of families, not the list itself (issue 29)
+        assert bad["field"] == "config_json" and "FalconForCausalLM is of none of the 49 families" in bad["message"]
+        assert bad["link"]["href"] == "llm-architecture/#supported-families" and "Qwen3" not in bad["message"]
         bad = error(name, {"config_json": json.dumps({**_raw("Llama-3.1-8B"), "tie_word_embeddings": "false"})})
         assert bad["field"] == "config_json" and "tie_word_embeddings" in bad["message"]
         assert error(name, {"config_json": "   "})["ok"]  # blank: the select decides

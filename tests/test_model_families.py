@@ -24,6 +24,7 @@ from _oracles import require
 
 from chapter2.models import (CONFIG_DIR, FAMILIES, FAMILY_CONFIG_DIR, ModelConfig, list_configs, list_family_configs,
                              load_config)
+from chapter2.models.families import WRAPPERS, wrapper_of
 
 torch = require("torch")
 transformers = require("transformers")
@@ -40,11 +41,7 @@ NOT_TRANSFORMERS_FIELDS = {
 # transformers' cache layer type of each of our layer kinds (`get_layer_types_and_kwargs`)
 CACHE_TYPE = {"mamba1": "linear_attention", "mamba2": "linear_attention", "gated_deltanet": "linear_attention",
               "none": "dummy", "short_conv": "conv", "lightning": "linear_attention"}
-WRAPPER_MODEL_TYPE = {"Gemma3ForConditionalGeneration": "gemma3", "Llama4ForConditionalGeneration": "llama4",
-                      "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
-                      "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl", "Qwen3VLForConditionalGeneration": "qwen3_vl",
-                      "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe", "Mistral3ForConditionalGeneration": "mistral3",
-                      "Gemma3nForConditionalGeneration": "gemma3n"}
+WRAPPER_MODEL_TYPE = {w.cls: w.model_type for w in WRAPPERS}  # each wrapper's config model_type, from the registry
 TOWERS = ("vision", "visual", "multi_modal_projector", "audio")  # parameter names of a wrapper's towers
 
 
@@ -525,9 +522,7 @@ TOWER_CLASSES = {"Qwen2_5_VLForConditionalGeneration": "Qwen2_5_VLVisionConfig",
 
 @pytest.mark.parametrize("arch", list(TOWER_CLASSES))
 def test_each_vision_tower_default_is_its_config_class_default(arch):
-    from chapter2.models.config import _TOWERS
-
-    rule, tower = _TOWERS[arch]
+    tower = wrapper_of(arch).towers[0]
     assert tower.config_class == TOWER_CLASSES[arch]
     cls = getattr(transformers, tower.config_class)
     fields = {f.name: f.default for f in dataclasses.fields(cls)}
@@ -535,23 +530,21 @@ def test_each_vision_tower_default_is_its_config_class_default(arch):
 
 
 def test_gemma3n_vision_embedder_defaults_are_its_config_class_defaults():
-    from chapter2.models.config import _GEMMA3N_VISION
-
-    fields = {f.name: f.default for f in dataclasses.fields(getattr(transformers, _GEMMA3N_VISION.config_class))}
-    assert {k: fields.get(k, "not a field") for k in _GEMMA3N_VISION.defaults} == _GEMMA3N_VISION.defaults
+    embedder = wrapper_of("Gemma3nForConditionalGeneration").towers[1]
+    fields = {f.name: f.default for f in dataclasses.fields(getattr(transformers, embedder.config_class))}
+    assert {k: fields.get(k, "not a field") for k in embedder.defaults} == embedder.defaults
 
 
 def test_a_wrappers_own_defaults_are_its_config_class_defaults():
     """Mistral 3 without a text_config or vision_config builds Mistral3Config's sub-config defaults (Mistral Small
     3.1's sizes), not MistralConfig's or PixtralVisionConfig's; its projector keys default as Mistral3Config's fields."""
-    from chapter2.models.config import _PROJECTORS, _WRAPPER_TEXT_DEFAULTS, _WRAPPER_VISION_DEFAULTS
+    from chapter2.models.families.multimodal import MISTRAL3_PROJECTOR
 
-    cls = transformers.Mistral3Config
-    for table, key in ((_WRAPPER_TEXT_DEFAULTS, "text_config"), (_WRAPPER_VISION_DEFAULTS, "vision_config")):
+    cls, wrapper = transformers.Mistral3Config, wrapper_of("Mistral3ForConditionalGeneration")
+    for table, key in ((wrapper.text_defaults, "text_config"), (wrapper.towers[0].absent_defaults, "vision_config")):
         given = cls.sub_configs_defaults[key].init_kwargs
-        assert {k: given.get(k, "not given") for k in table["Mistral3ForConditionalGeneration"]} == \
-            table["Mistral3ForConditionalGeneration"]
-    projector = _PROJECTORS["Mistral3ForConditionalGeneration"]
+        assert {k: given.get(k, "not given") for k in table} == table
+    projector = MISTRAL3_PROJECTOR
     assert projector.config_class == cls.__name__
     fields = {f.name: f.default for f in dataclasses.fields(cls)}
     assert {k: fields.get(k, "not a field") for k in projector.defaults} == projector.defaults

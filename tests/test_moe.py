@@ -8,8 +8,9 @@ import pytest
 import torch  # the oracle: a missing torch is a failure, not a skip
 
 from chapter2 import moe
+from chapter2.models import MIXTRAL_8X7B, QWEN3_235B_A22B
 from chapter2.moe import (
-    MIXTRAL_8X7B, QWEN3_235B_A22B, expected_experts_touched, moe_decode_step, moe_forward, route,
+    expected_experts_touched, moe_decode_step, moe_forward, route,
     simulate_experts_touched, tokens_for_coverage, zipf_popularity,
 )
 

@@ -17,7 +17,7 @@ PROBE = """
 import functools, gc, json, sys
 from pathlib import Path
 import chapter2
-from chapter2 import calculators
+from chapter2 import calculators, stepper
 
 package = Path(chapter2.__file__).resolve().parent
 current, opened = None, {}
@@ -35,6 +35,7 @@ for name in sorted(calculators.REGISTRY):
     for obj in gc.get_objects():  # what an earlier calculator loaded and cached must be loaded again
         if isinstance(obj, functools._lru_cache_wrapper):
             obj.cache_clear()
+    stepper._LOADED.clear()  # the tiny model, kept by chapter2.stepper.load for every calculator that runs it
     current = name
     calculators.compute(name)
     current = None

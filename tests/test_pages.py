@@ -13,7 +13,7 @@ import pytest
 
 from chapter2 import format as fmt
 from chapter2 import pages
-from chapter2.pages import chapter_map, fact_refs
+from chapter2.pages import chapter_map, fact_refs, glossary
 from chapter2.pages.recall import all_cards
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +31,7 @@ def _all_refs() -> set[str]:
     for s in SECTIONS:
         refs |= {r for leaf in s.leaves for r in fact_refs(leaf.text)}
         refs |= {r for card in s.cards for r in fact_refs(card.answer)}
+    refs |= {r for t in glossary.TERMS for r in fact_refs(t.definition + t.example)}  # the glossary's entries
     return refs
 
 
@@ -113,3 +114,35 @@ def test_facts_need_a_docstring_and_a_section_module():
     undocumented.__module__ = "somewhere.else"
     with pytest.raises(ValueError, match="not a section"):
         pages.fact(undocumented)
+
+
+def test_one_home_per_fact_name():
+    """A fact has one home: no two sections define a fact of the same name (a page names another section's
+    fact there, with its one rounding, instead of keeping a copy that could drift)."""
+    homes: dict[str, list[str]] = {}
+    for name in pages.names():
+        section, short = name.split(".", 1)
+        homes.setdefault(short, []).append(section)
+    twice = {short: sections for short, sections in homes.items() if len(sections) > 1}
+    assert not twice, f"facts defined in several sections: {twice}"
+
+
+def test_page_modules_share_constants_not_helpers():
+    """A section module imports from another section module only its constants (UPPER_CASE names, such as the
+    worked example's sizes); a helper two pages use (rounding, a config's text) lives in chapter2.format. The
+    summary modules are not sections of the chapter: the notation is the chapter's symbols as data, which every page
+    writes in (its `step_name` and `operands` translate the roofline's step names into it), and the map and the
+    recall page gather the sections."""
+    import ast
+
+    section_modules = set(pages.SECTIONS) - {"notation", "chapter_map", "recall", "glossary"}
+    borrowed = []
+    for path in sorted((ROOT / "src" / "chapter2" / "pages" / f"{m}.py") for m in section_modules):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom) or node.level != 1:
+                continue
+            if node.module in section_modules:
+                borrowed += [f"{path.stem}: {node.module}.{a.name}" for a in node.names if not a.name.isupper()]
+            elif node.module is None:
+                borrowed += [f"{path.stem}: {a.name}" for a in node.names if a.name in section_modules]
+    assert not borrowed, f"helpers imported from another page's module: {borrowed}"

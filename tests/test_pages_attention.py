@@ -7,6 +7,8 @@ config and result JSON, or taken from the published source cited next to them.
 
 from __future__ import annotations
 
+import math
+
 import json
 import re
 from pathlib import Path
@@ -16,6 +18,9 @@ import pytest
 from chapter2 import pages
 from chapter2.hardware import GPUS
 from chapter2.pages import attention as att
+from chapter2.pages import bottlenecks as bn
+from chapter2.pages import llm_architecture as la
+from chapter2.pages import llm_inference as li
 from chapter2.pages import fact_refs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,13 +65,13 @@ def _llama_attention_share(context: int) -> float:
 
 
 def test_llama_decode_attention_share():
-    assert att.llama_8b_decode_context().value == 4096
-    assert att.llama_8b_decode_attention_share().value == pytest.approx(_llama_attention_share(4096))
-    assert att.llama_8b_max_context().value == LLAMA["max_position_embeddings"] == 131072
+    assert bn.decode_context().value == 4096
+    assert bn.llama_8b_decode_attention_flop_share().value == pytest.approx(_llama_attention_share(4096))
+    assert li.llama_8b_context_window().value == LLAMA["max_position_embeddings"] == 131072
     assert att.llama_8b_decode_attention_share_at_max_context().value == pytest.approx(_llama_attention_share(131072))
-    assert str(att.llama_8b_decode_attention_share()) == "13 %"
+    assert str(bn.llama_8b_decode_attention_flop_share()) == "13 %"
     assert str(att.llama_8b_decode_attention_share_at_max_context()) == "82 %"
-    assert str(att.llama_8b_max_context()) == "131,072"
+    assert str(li.llama_8b_context_window()) == "131,072"
 
 
 def _llama_decode_bytes(context: int, batch: int = 1) -> tuple[int, int]:
@@ -89,19 +94,19 @@ def _llama_decode_bytes(context: int, batch: int = 1) -> tuple[int, int]:
 
 def test_llama_decode_attention_byte_share():
     """Decode is memory bound, so the page also gives attention's share of the bytes: the KV cache read."""
-    for fact, context, batch in ((att.llama_8b_decode_attention_byte_share, 4096, 1),
+    for fact, context, batch in ((bn.llama_8b_decode_attention_byte_share, 4096, 1),
                                  (att.llama_8b_decode_attention_byte_share_at_max_context, 131072, 1),
-                                 (att.llama_8b_decode_attention_byte_share_batched, 4096, 64)):
+                                 (bn.llama_8b_decode_attention_byte_share_batched, 4096, 64)):
         weights, cache = _llama_decode_bytes(context, batch)
         assert fact().value == pytest.approx(cache / (weights + cache)), fact.__name__
-    assert att.llama_8b_decode_batch().value == 64
+    assert bn.big_batch().value == 64
     # H100 SXM, 80 GB (https://www.nvidia.com/en-us/data-center/h100/): the batched step's weights and caches fit
     assert sum(_llama_decode_bytes(4096, 64)) < 80e9
-    assert [str(f()) for f in (att.llama_8b_decode_attention_byte_share,
+    assert [str(f()) for f in (bn.llama_8b_decode_attention_byte_share,
                                att.llama_8b_decode_attention_byte_share_at_max_context,
-                               att.llama_8b_decode_attention_byte_share_batched)] == ["3.5 %", "53 %", "70 %"]
+                               bn.llama_8b_decode_attention_byte_share_batched)] == ["3.5 %", "53 %", "70 %"]
     # the point of the paragraph: at batch 1 and 4,096 tokens attention's byte share is far below its FLOP share
-    assert att.llama_8b_decode_attention_byte_share().value < att.llama_8b_decode_attention_share().value / 3
+    assert bn.llama_8b_decode_attention_byte_share().value < bn.llama_8b_decode_attention_flop_share().value / 3
 
 
 def test_decode_attention_intensity_is_the_gqa_group():
@@ -112,10 +117,10 @@ def test_decode_attention_intensity_is_the_gqa_group():
         ops = batch * layers * heads * 4 * d * n
         nbytes = batch * layers * 2 * kv * d * n * 2
         assert ops / nbytes == heads / kv == 4
-    assert att.llama_8b_gqa_group().value == heads // kv == 4
-    assert att.llama_8b_decode_attention_intensity().value == pytest.approx(heads / kv)
-    assert str(att.llama_8b_decode_attention_intensity()) == "4"
-    assert att.llama_8b_decode_attention_intensity().value < att.h100_ops_per_byte().value / 50
+    assert la.llama_8b_gqa_group().value == heads // kv == 4
+    assert la.llama_8b_attention_intensity().value == pytest.approx(heads / kv)
+    assert str(la.llama_8b_attention_intensity()) == "4"
+    assert la.llama_8b_attention_intensity().value < bn.h100_ops_per_byte().value / 50
     assert att.llama_8b_decode_programs_unsplit().value == 1 * kv == 8  # batch 1 x KV heads
 
 
@@ -133,11 +138,11 @@ def test_standard_attention_round_trips_the_scores():
     ops = 4 * N * N * D + 3 * N * N
     assert att.standard_attention_bytes().value == nbytes
     assert att.standard_attention_ops().value == ops
-    assert att.standard_attention_intensity().value == pytest.approx(ops / nbytes)
+    assert bn.attention_intensity().value == pytest.approx(ops / nbytes)
     assert att.standard_scores_bytes().value == N * N * 2
     assert str(att.standard_attention_bytes()) == "138 MB"
     assert str(att.standard_attention_ops()) == "8.64 GFLOP"
-    assert str(att.standard_attention_intensity()) == "62.4"
+    assert str(bn.attention_intensity()) == "62.4"
     assert str(att.standard_scores_bytes()) == "33.6 MB"
 
 
@@ -145,10 +150,10 @@ def test_flash_attention_moves_only_q_k_v_and_o():
     nbytes = 4 * N * D * 2
     ops = 4 * N * N * D + 3 * N * N
     assert att.flash_attention_bytes().value == nbytes
-    assert att.flash_attention_intensity().value == pytest.approx(ops / nbytes) == N / 2 + 3 * N / (8 * D)
+    assert bn.flash_attention_intensity().value == pytest.approx(ops / nbytes) == N / 2 + 3 * N / (8 * D)
     assert att.flash_traffic_reduction().value == pytest.approx((8 * N * N + 8 * N * D) / (8 * N * D)) == N / D + 1
     assert str(att.flash_attention_bytes()) == "4.19 MB"
-    assert str(att.flash_attention_intensity()) == "2,060"
+    assert str(bn.flash_attention_intensity()) == "2,060"
     assert str(att.flash_traffic_reduction()) == "33"
 
 
@@ -175,8 +180,8 @@ def test_h100_verdicts():
     # H100 SXM: 989.4 TFLOP/s dense FP16 (Hopper whitepaper) and 3.35 TB/s (NVIDIA H100 datasheet,
     # https://www.nvidia.com/en-us/data-center/h100/)
     ridge = 989.4e12 / 3.35e12
-    assert att.h100_ops_per_byte().value == pytest.approx(ridge)
-    assert str(att.h100_ops_per_byte()) == "295"
+    assert bn.h100_ops_per_byte().value == pytest.approx(ridge)
+    assert str(bn.h100_ops_per_byte()) == "295"
     standard = (4 * N * N * D + 3 * N * N) / ((4 * N * N + 4 * N * D) * 2)
     flash = (4 * N * N * D + 3 * N * N) / (4 * N * D * 2)
     assert standard < ridge < flash
@@ -239,7 +244,7 @@ def test_mistral_window_from_its_config():
     assert att.mistral_7b_layers().value == MISTRAL["num_hidden_layers"] == 32
     assert att.mistral_7b_reach().value == 32 * 4096
     assert str(att.mistral_7b_reach()) == "131,072"
-    assert att.mistral_7b_max_context().value == MISTRAL["max_position_embeddings"] == 32768
+    assert li.mistral_7b_config_context().value == MISTRAL["max_position_embeddings"] == 32768
 
 
 def test_window_pair_share():
@@ -271,7 +276,7 @@ def test_window_saving_and_kv_cache_in_the_text():
     w, longest = MISTRAL["sliding_window"], MISTRAL["max_position_embeddings"]
     assert (att.window_short_prompt().value, att.window_long_prompt().value) == (4096, longest) == (4096, 32768)
     assert att.window_saving_at_long_prompt().value == pytest.approx(causal_pairs(longest) / causal_pairs(longest, w))
-    assert str(att.window_saving_at_long_prompt()) == "4.3"
+    assert str(att.window_saving_at_long_prompt()) == "4.27"  # the table's 32,768 row says 4.27× too
     # K and V, 8 KV heads of 128 (hidden / heads), BF16, 32 layers, at most w tokens per layer
     per_token = 2 * MISTRAL["num_key_value_heads"] * (MISTRAL["hidden_size"] // MISTRAL["num_attention_heads"]) * 2 * 32
     assert att.mistral_7b_kv_cache_short().value == per_token * 4096
@@ -289,7 +294,7 @@ def test_the_page_quotes_mistral_only_within_its_context():
     for name in ("window_long_prompt", "window_short_prompt"):
         assert f"attention.{name}" in section
         assert getattr(att, name)().value <= MISTRAL["max_position_embeddings"]
-    assert "hypothetical" in section and "attention.mistral_7b_max_context" in section
+    assert "hypothetical" in section and "llm_inference.mistral_7b_config_context" in section
 
 
 # ------------------------------------------------------------------ hybrids
@@ -370,6 +375,49 @@ def test_hybrid_shares_in_the_text():
     assert [str(f()) for f in (att.hybrid_state_share_short, att.hybrid_memory_saving_short,
                                att.hybrid_memory_share_long, att.hybrid_flops_share_long)] == \
         ["66 %", "39 %", "21 %", "21 %"]
+
+
+# Whole model, per token, worked from the same config.json (hidden 2,688, vocab 131,072): every weight a token
+# multiplies. Attention layer: q 2,688 x 4,096, k and v 2,688 x 256 each, o 4,096 x 2,688. Mamba-2 layer: in_proj
+# 2,688 x (2 x 4,096 + 2 x 8 x 128 + 64 heads), out_proj 4,096 x 2,688 (its convolution is in `_stack`). MoE layer:
+# 6 of 128 routed experts and the shared one, each an up and a down projection (relu2, no gate), 1,856 and 3,712
+# wide, and a 2,688 x 128 router. The LM head runs once, on the last position (a server's prefill).
+HIDDEN, VOCAB = 2688, 131072
+ATTENTION_PROJ = HIDDEN * (HEADS * HEAD_DIM + 2 * KV_HEADS * HEAD_DIM) + HEADS * HEAD_DIM * HIDDEN
+MAMBA_PROJ = HIDDEN * (2 * INNER + 2 * GROUPS * STATE + 64) + INNER * HIDDEN
+MOE_ACTIVE = 6 * (HIDDEN * 1856 * 2) + HIDDEN * 3712 * 2 + HIDDEN * 128
+
+
+def _whole(attention_layers: int, mamba_layers: int, n: int) -> float:
+    """FLOPs of one whole-model prefill of n tokens: the mixing of `_stack`, every projection and expert a token
+    multiplies (2 FLOPs per multiply-add), and the LM head once."""
+    weights = attention_layers * ATTENTION_PROJ + mamba_layers * MAMBA_PROJ + 23 * MOE_ACTIVE
+    return _stack(attention_layers, mamba_layers, n)[0] + 2 * n * weights + 2 * HIDDEN * VOCAB
+
+
+def test_the_hybrid_shares_say_they_count_the_mixing_alone_and_the_whole_model_is_given_beside_them():
+    """issue 32: the 21 % of FLOPs counts attention against the scan alone. Over the whole model (the mixers'
+    projections, the MoE layers' experts, the LM head) a hybrid prefill costs 99.9 % of the all-attention one at
+    4,096 tokens and 22.6 % at 1,048,576; the memory share stays (projections and experts hold no cache)."""
+    table = att.hybrid_whole_model_table()
+    assert [r[0].value for r in table.rows] == [4096, 131072, 1048576]
+    for row in table.rows:
+        n = row[0].value
+        whole = [_whole(29, 0, n), _whole(6, 23, n), _whole(0, 29, n)]
+        assert [c.value for c in row[1:4]] == pytest.approx(whole, rel=1e-12)
+        assert row[4].value == pytest.approx(whole[1] / whole[0], rel=1e-12)
+        assert row[5].value == pytest.approx(_stack(6, 23, n)[0] / _stack(29, 0, n)[0], rel=1e-12)
+    assert _whole(6, 23, 4096) / _whole(29, 0, 4096) == pytest.approx(0.99897, abs=1e-5)
+    assert att.hybrid_whole_flops_share_short().value == pytest.approx(_whole(6, 23, 4096) / _whole(29, 0, 4096))
+    assert att.hybrid_whole_flops_share_long().value == pytest.approx(
+        _whole(6, 23, 1048576) / _whole(29, 0, 1048576))
+    assert [str(att.hybrid_whole_flops_share_short()), str(att.hybrid_whole_flops_share_long())] == ["100 %", "23 %"]
+    page = (ROOT / "docs" / att.PAGE).read_text()
+    flat = " ".join(page.split())
+    at = flat.index("{{ fact: attention.hybrid_flops_share_long }}")
+    note = flat[at:at + 1200]
+    assert "mixing alone" in note and "attention.hybrid_whole_flops_share_long" in note
+    assert "{{ fact: attention.hybrid_whole_model_table }}" in flat
 
 
 # ------------------------------------------------------------------ measured kernels
@@ -467,7 +515,8 @@ def test_flashattention_is_compute_bound_only_in_prefill():
     text = _page_text()
     for m in re.finditer(r"memory bound to compute bound", text):
         assert "prefill" in text[max(0, m.start() - 60):m.start()], text[m.start() - 200:m.end()]
-    assert "decode attention runs at 4 operations per byte in BF16 at any context and any batch" in text
+    assert "In BF16 that is about \\(G\\) operations per byte whatever the context or the batch" in text
+    assert "decode attention runs at 4 operations per byte, far below the H100's 295" in text
     assert "What flash-decoding changes is parallelism, not intensity" in text
     assert "stays at \\(G\\)" in text
 
@@ -478,8 +527,8 @@ def test_review_pass_statements():
     # the H100 verdicts are about the prefill-shaped worked example
     at = text.index("standard attention is memory bound and FlashAttention is compute bound")
     assert "In this prefill-shaped example" in text[at - 120:at]
-    # FlashAttention keeps S and A out of HBM (they do exist, tile by tile, in on-chip SRAM)
-    assert "never stores \\(S\\) or \\(A\\) in HBM" in text and "on-chip SRAM" in text
+    # FlashAttention keeps the scores and weights out of HBM (they do exist, tile by tile, in on-chip SRAM)
+    assert "never writes scores or weights to HBM" in text and "computes each tile's scores in SRAM" in text
     # it reduces bytes, not the number of scored pairs
     assert "cheaper per pair" not in text and "FlashAttention cuts the bytes attention moves" in text
     # Mamba's B-bar: the page's Δ·B is the reference scan's simplification, as chapter2.ssm computes it
@@ -517,7 +566,7 @@ def test_decode_share_is_given_in_bytes_as_well_as_flops():
     assert "at long context, attention is most of the work" not in text  # the old conclusion from FLOPs alone
     assert "reading the KV cache takes half or more of a decode step's time" in text
     assert min(att.llama_8b_decode_attention_byte_share_at_max_context().value,
-               att.llama_8b_decode_attention_byte_share_batched().value) >= 0.5
+               bn.llama_8b_decode_attention_byte_share_batched().value) >= 0.5
 
 
 def test_the_flash_decoding_paragraph_matches_the_kernel():
@@ -580,6 +629,32 @@ def test_h100_on_chip_memory_in_the_text():
     assert att.h100_hbm_over_shared_memory().value == 2600 and str(att.h100_hbm_over_shared_memory()) == "2,600"
 
 
+def test_h100_memory_picture_numbers():
+    # Hopper tuning guide: 64K 32-bit registers per SM = 256 KiB; 132 of them: 33 MiB. FlashAttention-3 (Shah et
+    # al. 2024, arXiv:2407.08608), Table 1: SMEM 31 TB/s per GPU, L2 12 TB/s; HBM 3.35 TB/s (nvidia.com H100 page)
+    assert str(att.h100_registers_per_sm()) == "256 KiB" and 65536 * 4 == 256 * 1024
+    assert att.h100_registers_total().value == pytest.approx(132 * 256 / 1024) and str(att.h100_registers_total()) == "33 MiB"
+    assert str(att.h100_sram_bandwidth_tb_s()) == "31" and str(att.h100_l2_bandwidth_tb_s()) == "12"
+    assert att.h100_sram_over_hbm().value == pytest.approx(31 / 3.35) and str(att.h100_sram_over_hbm()) == "9×"
+
+
+def test_the_online_softmax_tiny_example_by_hand():
+    """Scores 2, 1 | 3, 0 in two tiles. After tile 1: maximum 2, sum e^0 + e^-1 = 1.3679. Tile 2 raises the maximum
+    to 3: the old sum becomes 1.3679 x e^-1 = 0.5032, plus e^0 + e^-3 = 1.0498, 1.5530; all four at once:
+    e^-1 + e^-2 + e^0 + e^-3 = 0.3679 + 0.1353 + 1 + 0.0498 = 1.5530, the same."""
+    e = math.e
+    assert 1 + 1 / e == pytest.approx(1.3679, abs=1e-4) and (1 + 1 / e) / e == pytest.approx(0.5032, abs=1e-4)
+    assert 1 / e + e**-2 + 1 + e**-3 == pytest.approx(1.5530, abs=1e-4)
+    rows = [[str(c) for c in r] for r in att.online_example_table().rows]
+    assert rows == [
+        ["tile 1", "2, 1", "2", "e⁰ + e⁻¹ = 1.37"],
+        ["tile 2", "3, 0", "3 (it rose)", "1.37 × e⁻¹ + e⁰ + e⁻³ = 0.503 + 1.05 = 1.55"],
+        ["all four at once", "2, 1, 3, 0", "3", "e⁻¹ + e⁻² + e⁰ + e⁻³ = 1.55"],
+    ]
+    assert att.online_example_sum().value == pytest.approx(1 / e + e**-2 + 1 + e**-3)
+    assert str(att.online_example_sum()) == "1.55"
+
+
 def test_tiles_fit_one_sm_and_the_scores_do_not_fit_all_of_them():
     tile = 128 * 128 * 2  # 128 rows of head dimension 128 in FP16
     assert att.flash_tile_bytes().value == tile / 1024 == 32 and str(att.flash_tile_bytes()) == "32 KiB"
@@ -604,7 +679,7 @@ def test_memory_hierarchy_table_rows():
     assert table.header[:5] == ("GPU", "SMs", "Shared memory per SM", "All SMs", "L2 cache")
     a100, h100 = rows["A100-SXM"], rows["H100-SXM"]
     assert a100[1:7] == ["108", "164 KiB", f"{108 * 164 / 1024:.1f} MiB", "40 MiB", "≈ 19 TB/s", "80 GB, 2.039 TB/s"]
-    assert h100[1:7] == ["132", "228 KiB", "29.4 MiB", "50 MiB", "–", "80 GB, 3.35 TB/s"]
+    assert h100[1:7] == ["132", "228 KiB", "29.4 MiB", "50 MiB", "≈ 31 TB/s", "80 GB, 3.35 TB/s"]  # FlashAttention-3, Table 1
     # ROCm GPU specifications: MI300X, 304 CUs, 64 KiB LDS, L2 32 MiB (4 per XCD), L3 (Infinity Cache) 256 MiB
     assert rows["MI300X"][1:5] == ["304 CUs", "64 KiB (LDS)", "19 MiB", "32 MiB (+ 256 MiB L3)"]
     # the B200's datasheet gives no on-chip figure: nothing is filled in
@@ -615,6 +690,7 @@ def test_memory_hierarchy_table_rows():
     sources = str(att.memory_hierarchy_sources())
     assert "A100-SXM [whitepaper](https://images.nvidia.com/" in sources
     assert "[FlashAttention paper](https://arxiv.org/abs/2205.14135)" in sources
+    assert "H100-SXM [whitepaper]" in sources and "[FlashAttention-3 paper](https://arxiv.org/abs/2407.08608)" in sources
     assert "B200" not in sources  # no on-chip figure, no source
     assert "MI300X [ROCm specs](https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html)" in sources
     assert "H20 [zangshuxian.com](https://zangshuxian.com/" in sources  # a third-party page is named by its site
@@ -639,3 +715,71 @@ def test_memory_card_quotes_the_sourced_numbers():
     card = _cards()["att-memory"]
     assert "up to 228 KiB per SM on an H100, 29.4 MiB over all its SMs, against 80 GB of HBM" in card
     assert "about 19 TB/s, some 9× its HBM bandwidth" in card
+
+
+# --------------------------------------------------------------------------- the third roof: exponentials
+
+H100_EXP = 132 * 16 * 1.83e9  # CUDA guide: 16 exp2 per clock per SM (9.0) x 132 SMs x 1.83 GHz; FA3 says 3.9 T/s
+B200_EXP = 5e12  # NVIDIA: 5 TeraExponentials/s for Blackwell
+
+
+def test_the_running_texts_two_shares_are_worked_by_hand():
+    # per score at d = 128: the matmuls do 4 x 128 = 512 FLOPs, the softmax one exponential
+    assert round(H100_EXP / 1e12, 1) == 3.9  # the FlashAttention-3 paper's figure
+    assert att.h100_exp_rate().value == pytest.approx(H100_EXP / 1e12)
+    assert att.h100_exp_share().value == pytest.approx((1 / H100_EXP) / (512 / 989.4e12))
+    assert str(att.h100_exp_share()) == "50 %"
+    assert att.b200_exp_share().value == pytest.approx((1 / B200_EXP) / (512 / 2.25e15))
+    assert str(att.b200_exp_share()) == "88 %"
+    assert att.roofs_head_dim().value == 128
+    assert att.roofs_seq_len().value == 16384  # FA3's benchmark length: 4Nd x 2 bytes, far under the FLOPs' time
+
+
+def test_crossover_head_dims_are_peak_over_four_times_the_rate():
+    assert att.h100_exp_crossover_fp16().value == pytest.approx(989.4e12 / (4 * H100_EXP))
+    assert str(att.h100_exp_crossover_fp16()) == "64"
+    assert str(att.h100_exp_crossover_fp8()) == "128"  # FP8: 1,978.9 TFLOP/s, the same exponentials
+    assert att.b200_exp_crossover_fp16().value == pytest.approx(2.25e15 / (4 * B200_EXP))
+
+
+def test_exp_roof_table_rows_by_gpu_and_head_dim():
+    table = att.exp_roof_table()
+    rows = {str(r[0]): [str(c) for c in r] for r in table.rows}
+    # d = 64 in FP16 on an H100: 256 FLOPs per score at 989.4 TFLOP/s take as long as one exponential: both limit
+    assert rows["H100 SXM"][1:] == ["3.86", "SMs × clock × 16", "64", "128", "both / matmuls / matmuls"]
+    assert rows["H200 SXM"][2] == "FP16 peak ÷ 4,096 × 16"
+    # B200: d* = 2.25e15 / (4 x 5e12) = 112.5, so at d = 64 the exponentials limit
+    assert rows["B200"][2:] == ["NVIDIA's figure", "112", "225", "exponentials / matmuls / matmuls"]
+    assert rows["A100 SXM"][3:5] == ["32", "no FP8"]  # 312e12 / (4 x 2.436e12) = 32
+    assert "NVIDIA L40S 48GB" in str(att.no_exp_rate_gpus()) and "H100" not in str(att.no_exp_rate_gpus())
+
+
+def test_flashattention3_rows_stay_under_their_three_roof_bound():
+    # FlashAttention-3 (arXiv:2407.08608) Figure 5, FP16 forward at 16k tokens, no causal mask: 497, 648, 756
+    # TFLOP/s at d = 64, 128, 256; the abstract's 740 (FP16) and about 1,200 (FP8). Bounds worked by hand: at d >= 64
+    # in FP16 the tensor roof (989.4) is never below the exponential roof (4d x 3.865e12), so the bound is 989.4;
+    # in FP8 at d = 256 it is the FP8 peak, 1,978.9.
+    bound = {("fp16", 64): min(989.4e12, 256 * H100_EXP), ("fp16", 128): 989.4e12, ("fp16", 256): 989.4e12}
+    bound[("fp8", 256)] = min(1978.9e12, 1024 * H100_EXP)
+    rows = att.fa3_rows_table().rows
+    assert [(r[1].value, r[2].value) for r in rows] == [(64, 497), (128, 648), (256, 756), (256, 740), (256, 1200)]
+    for label, dtype, d, measured, _ in att.FA3_ROWS:
+        assert measured <= bound[(dtype, d)] / 1e12, label
+    for row, (_, dtype, d, measured, _) in zip(rows, att.FA3_ROWS, strict=True):
+        assert row[3].value == pytest.approx(bound[(dtype, d)] / 1e12)
+        assert row[4].value == pytest.approx(measured / (bound[(dtype, d)] / 1e12))
+        assert "arxiv.org/abs/2407.08608" in str(row[0])
+
+
+def test_flashattention3_sits_near_the_no_overlap_speed():
+    # no overlap: time = 4N^2 d / peak + N^2 / rate + 8Nd / bandwidth (FP16 bytes: Q, K, V read, O written)
+    n = 16384
+
+    def serial(d):
+        seconds = 4 * n * n * d / 989.4e12 + n * n / H100_EXP + 2 * 4 * n * d / 3.35e12
+        return 4 * n * n * d / seconds / 1e12
+
+    gaps = [abs(measured / serial(d) - 1) for measured, d in ((497, 64), (648, 128), (756, 256))]
+    assert att.fa3_serial_gap().value == pytest.approx(max(gaps))
+    assert max(gaps) < 0.03
+    assert att.fa3_fp8_d64_bound().value == pytest.approx(256 * H100_EXP / 1e12)  # 989, below FA3's 1,200

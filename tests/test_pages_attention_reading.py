@@ -41,3 +41,21 @@ def test_mistral_7b_v01_context_is_what_its_config_accepts_not_what_it_was_train
     """Mistral 7B v0.1: config max_position_embeddings 32,768; trained with an 8,192-token context (paper Table 1)."""
     assert "Mistral 7B v0.1's longest context" not in FLAT
     assert "trained at" in FLAT[FLAT.index("## Sliding window attention"):]
+
+
+def test_mistral_7b_v01s_32768_is_called_a_position_limit_never_the_models_context():
+    """issue 32: Mistral 7B v0.1's config.json allows 32,768 positions (max_position_embeddings), but the model was
+    trained at 8k (paper Table 1): wherever 2.5 names the 32,768, it says position limit, not the model's limit."""
+    from chapter2.pages import attention as att
+    from chapter2.pages import llm_inference as li
+
+    assert att.window_long_prompt().value == li.mistral_7b_config_context().value == 32768
+    assert li.mistral_7b_trained_context().value == 8192
+    assert "the model's limit" not in FLAT and "longest context" not in (att.window_long_prompt.__doc__ or "")
+    names = ("{{ fact: attention.window_long_prompt }}", "{{ fact: llm_inference.mistral_7b_config_context }}")
+    spots = [i for name in names for i in range(len(FLAT)) if FLAT.startswith(name, i)]
+    assert len(spots) >= 4
+    for i in spots:  # each mention sits in a sentence that says what the number is
+        sentence = FLAT[FLAT.rfind(". ", 0, i) + 2: FLAT.find(". ", i)]
+        assert "position" in sentence or "positions" in sentence, sentence
+    assert "{{ fact: llm_inference.mistral_7b_trained_context }}" in FLAT[FLAT.index("The saving at growing prompt"):]

@@ -8,16 +8,18 @@ model's authors give one.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
 import pytest
 from _llm_configs import CONFIGS, COUNTS, LLAMA, LLAMA_KV_BYTES_PER_TOKEN, LLAMA_PUBLISHED_PARAMS, QWEN3, QWEN3_MOE
-from _llm_configs import assert_leaves_and_cards_name_only_own_facts, language_model
+from _llm_configs import assert_leaves_and_cards_name_only_facts, language_model
 from _llm_configs import is_moe as _is_moe
 
 from chapter2.models import load_config
 from chapter2.pages import llm_architecture as la
+from chapter2.pages import neural_networks as nn
 
 PAGE = (Path(__file__).resolve().parents[1] / "docs" / "llm-architecture.md").read_text()
 FLAT = " ".join(PAGE.split())  # the page with its line breaks as spaces, for sentences that wrap
@@ -46,7 +48,7 @@ def test_architecture_name_reading():
 def test_lora_on_the_query_projection():
     n = LLAMA["num_attention_heads"] * (LLAMA["hidden_size"] // LLAMA["num_attention_heads"])
     k = LLAMA["hidden_size"]
-    assert la.lora_rank().value == 16
+    assert la.llama_lora_rank().value == 16
     assert str(la.llama_8b_q_proj_shape()) == f"{n:,} × {k:,}" == "4,096 × 4,096"
     assert la.lora_q_proj_params().value == 16 * (n + k) == 131_072
     assert la.llama_8b_q_proj_params().value == n * k == 16_777_216
@@ -91,7 +93,7 @@ def test_model_configs_table_rows_are_the_configs_and_hand_counts():
 def test_llama_sizes():
     assert la.llama_8b_total_params_billion().value == pytest.approx(LLAMA_PUBLISHED_PARAMS / 1e9)
     assert str(la.llama_8b_total_params_billion()) == "8.03"
-    assert la.llama_8b_hidden_size().value == LLAMA["hidden_size"] and str(la.llama_8b_hidden_size()) == "4,096"
+    assert nn.llama_8b_hidden_size().value == LLAMA["hidden_size"] and str(nn.llama_8b_hidden_size()) == "4,096"
     assert la.llama_8b_ffn_width().value == LLAMA["intermediate_size"] and str(la.llama_8b_ffn_width()) == "14,336"
 
 
@@ -282,7 +284,7 @@ def test_moe_rule_of_thumb_against_the_shipped_configs():
 
 
 def test_leaves_and_cards_only_name_facts_of_this_section():
-    assert_leaves_and_cards_name_only_own_facts(la)
+    assert_leaves_and_cards_name_only_facts(la)
 
 
 def test_map_and_cards_quote_the_chapters_rounded_qwen3_numbers():
@@ -300,7 +302,7 @@ def test_page_prose_fixes():
                  "qwen3_235b_total_params_rounded", "qwen3_235b_active_params_rounded"):
         assert f"llm_architecture.{name} }}}}" in example, name
     assert "round these to" in example
-    rule = FLAT[FLAT.index("**Where MoE shows up.**"):FLAT.index("**Try it.** Change the number of experts")]
+    rule = FLAT[FLAT.index("**Where MoE shows up.**"):FLAT.index("<!-- calculator: moe_coverage -->")]
     for name in ("moe_rule_of_thumb_billion", "configs_above_rule", "dense_configs", "small_moe_configs"):
         assert f"llm_architecture.{name} }}}}" in rule, name
 
@@ -329,7 +331,7 @@ def test_the_cache_is_explained_after_queries_keys_values_heads_and_gqa():
     """The issue's use-before-definition: the KV cache and its bytes per token come after Q, K, V, heads, GQA and
     the causal mask (the old page gave `2 x layers x KV heads x head_dim` about 20 screens before defining them)."""
     first_use = min(FLAT.index("KV bytes per token"), FLAT.index("That is why the **KV cache**"))
-    for concept in ("a **query**", "a **key**", "a **value**", "Several **heads**", "(**grouped-query attention**, GQA)",
+    for concept in ("a **query**", "a **key**", "a **value**", "attention **heads**", "(**grouped-query attention**, GQA)",
                     "A **causal mask**"):
         assert FLAT.index(concept) < first_use, concept
     # prefill and decode are the previous page's (2.2a, the chapter's order): linked before the first decode step
@@ -395,3 +397,18 @@ def test_every_calculator_that_takes_one_llm_and_one_gpu_opens_on_the_running_ex
             if field.name == "gpu":
                 assert field.default == "H100-SXM", (name, field.default)
     assert {"model_config", "kv_cache", "request_timeline"} <= set(checked)
+
+
+def test_the_routing_example_worked_by_hand():
+    """Scores (0, 1.6, 1.1, 0): softmax, keep the two largest, scale them to sum to 1 (Qwen3-MoE's norm_topk_prob)."""
+    e = [math.exp(v) for v in (0.0, 1.6, 1.1, 0.0)]
+    probs = [v / sum(e) for v in e]
+    kept = probs[1] + probs[2]
+    assert la.moe_example_experts().value == 4 and la.moe_example_per_token().value == 2
+    rows = la.moe_routing_example_table().rows
+    for (expert, prob, runs, weight), want in zip(rows, probs, strict=True):
+        assert prob.value == pytest.approx(want)
+        assert str(runs) == ("runs" if expert.value in (1, 2) else "skipped")
+        assert weight.value == pytest.approx(want / kept if expert.value in (1, 2) else 0.0)
+    assert "| 1 | 0.5 | runs | 62 % |" in str(la.moe_routing_example_table())
+    assert PAGE.index("llm_architecture.moe_routing_example_table") < PAGE.index("E_\\text{tok}")

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 from _llm_configs import CONFIGS, COUNTS, LLAMA, LLAMA_KV_BYTES_PER_TOKEN, LLAMA_PUBLISHED_PARAMS, QWEN3, QWEN3_MOE, TOKENIZER
-from _llm_configs import assert_leaves_and_cards_name_only_own_facts, language_model
+from _llm_configs import assert_leaves_and_cards_name_only_facts, language_model
 from _oracles import require
 
-from chapter2 import pages
 from chapter2.pages import llm_architecture as la
 from chapter2.pages import llm_inference as li
 
@@ -89,11 +88,11 @@ def test_context_windows_and_the_budget_verdict():
 # -- prefill and decode: the KV cache in use ---------------------------------------------------------------------
 def test_llama_kv_cache_at_full_context_and_the_weights_it_outgrows():
     per_token = LLAMA_KV_BYTES_PER_TOKEN  # K and V, BF16, worked out from the config in tests/_llm_configs.py
-    assert li.llama_8b_kv_per_token().value == per_token == la.llama_8b_kv_bytes_per_token().value  # both pages agree
+    assert la.llama_8b_kv_per_token().value == per_token == la.llama_8b_kv_bytes_per_token().value  # 2.2b's, named here
     full = per_token * LLAMA["max_position_embeddings"]
     assert li.llama_8b_kv_full_context().value == full
     assert li.llama_8b_kv_full_context().value > li.llama_8b_weights_bf16().value  # the page's point
-    assert str(li.llama_8b_kv_per_token()) == "131 kB"
+    assert str(la.llama_8b_kv_per_token()) == "131 kB"
     assert str(li.llama_8b_kv_full_context()) == "17.2 GB"
 
 
@@ -104,9 +103,8 @@ def test_weights_are_all_parameters_held_and_the_pass_reads_fewer():
     read = 2 * (LLAMA_PUBLISHED_PARAMS - LLAMA["vocab_size"] * LLAMA["hidden_size"])
     assert li.llama_8b_weights_read_bf16().value == read
     assert (str(li.llama_8b_weights_bf16()), str(li.llama_8b_weights_read_bf16())) == ("16.1 GB", "15 GB")
-    # the same bytes as section 2.4's, which shows them with four digits (16.06 GB held, 15.01 GB read)
-    assert li.llama_8b_weights_bf16().value == pages.value("bottlenecks.llama_8b_weight_bytes_held").value
-    assert li.llama_8b_weights_read_bf16().value == pages.value("bottlenecks.llama_8b_weight_bytes_read").value
+    # section 2.4 names these two facts (one rounding for both pages), not copies of its own
+    assert "llm_inference.llama_8b_weights_bf16" in (ROOT / "docs" / "bottlenecks.md").read_text()
     # the page says which one it is and links 2.4's convention next to the number
     at = FLAT.index("{{ fact: llm_inference.llama_8b_weights_bf16 }} that hold all of its weights in BF16")
     nearby = FLAT[at:at + 500]
@@ -208,7 +206,7 @@ def test_sampling_prose_numbers():
 
 # -- map and cards ---------------------------------------------------------------------------------------------------
 def test_leaves_and_cards_only_name_facts_of_this_section():
-    assert_leaves_and_cards_name_only_own_facts(li)
+    assert_leaves_and_cards_name_only_facts(li)
 
 
 def test_context_leaf_and_card_state_the_common_convention():
@@ -409,9 +407,9 @@ def test_models_drawn_past_their_window_say_so():
 def test_the_kv_calculator_warns_past_the_models_window():
     from chapter2.calculators.kv_cache import kv_cache_calc
 
-    past = kv_cache_calc("Qwen3-8B", "", 131_072, 1, "bf16", "bf16")["note"]
+    past = kv_cache_calc("Qwen3-8B", "", "", 131_072, 1, "bf16", "bf16")["note"]
     assert "40,960" in past and "beyond" in past
-    within = kv_cache_calc("Qwen3-8B", "", 40_960, 1, "bf16", "bf16")["note"]
+    within = kv_cache_calc("Qwen3-8B", "", "", 40_960, 1, "bf16", "bf16")["note"]
     assert "beyond" not in within
 
 
@@ -438,3 +436,162 @@ def test_the_sampling_card_says_whose_convention_t0_is():
     card = " ".join(next(c for c in li.CARDS if c.id == "llm-sampling-order").answer.split())
     assert "Temperature 0 is greedy decoding:" not in card
     assert "OpenAI API and vLLM" in card and "`do_sample=False`" in card
+
+
+# -- the KV cache counted from a tiny example before the symbol ------------------------------------------------
+def test_what_one_token_adds_counted_from_the_configs_by_hand():
+    """A key and a value per layer, each K/V heads x head_dim numbers: the tiny model (4 layers, 2 K/V heads of 32)
+    and Llama 3.1 8B (32 layers, 8 K/V heads of 128), read from their config.json files here."""
+    import json
+
+    tiny = json.loads((ROOT / "src" / "chapter2" / "data" / "tiny_lm" / "config.json").read_text())
+    assert (tiny["num_hidden_layers"], tiny["num_key_value_heads"], tiny["head_dim"]) == (4, 2, 32)
+    assert li.tiny_layers().value == 4 and li.tiny_kv_width().value == 2 * 32 == 64
+    assert li.tiny_kv_numbers_per_token().value == 2 * 4 * 64 == 512
+    # the stepper's float64 cache is 8 bytes a number: 4,096 B per token, as it prints
+    assert li.tiny_kv_numbers_per_token().value * 8 == 4_096
+    head_dim = LLAMA["hidden_size"] // LLAMA["num_attention_heads"]
+    assert li.llama_8b_kv_width().value == LLAMA["num_key_value_heads"] * head_dim == 8 * 128 == 1_024
+    assert li.llama_8b_kv_numbers_per_token().value == 2 * 32 * 1_024 == 65_536
+    assert li.bf16_bytes().value == 2
+    assert 65_536 * 2 == LLAMA_KV_BYTES_PER_TOKEN  # the 131 kB the page prints beside it
+    for name in ("tiny_layers", "tiny_kv_width", "tiny_kv_numbers_per_token", "llama_8b_kv_width",
+                 "llama_8b_kv_numbers_per_token", "bf16_bytes"):
+        assert f"{{{{ fact: llm_inference.{name} }}}}" in PAGE, name
+    # the count comes before the symbol, and keys and values are said in words before either
+    assert FLAT.index("llm_inference.tiny_kv_numbers_per_token") < FLAT.index("\\(2 L H_\\text{kv} d b\\)")
+    assert FLAT.index("a **key**, a short list of numbers") < FLAT.index("**How big it gets.**")
+
+
+# -- how servers keep the KV cache: the three workbenches' worked examples, by hand ------------------------------
+# Llama 3.1 8B on one H100 SXM (989.4 TFLOP/s of FP16, 3.35 TB/s, 80 GB), from its config.json: 32 layers of 4,096
+# (32 heads, 8 KV heads of 128), MLP 14,336, vocabulary 128,256, untied LM head.
+L_LAYER = 4096 * (4096 + 1024 + 1024 + 4096) + 3 * 4096 * 14336  # 218,103,808 weights
+L_HEAD = 128_256 * 4096  # the LM head, and apart the embedding table: 525,336,576
+L_MATMUL = 32 * L_LAYER + L_HEAD  # weights a token multiplies by
+L_TOTAL = L_MATMUL + L_HEAD + (2 * 32 + 1) * 4096  # + the embedding table and the norms: 8,030,261,248
+L_READ = 2 * (L_TOTAL - L_HEAD)  # FP16 bytes a pass reads: every weight but the embedding table
+L_KV = 2 * 32 * 8 * 128 * 2  # 131,072 bytes per token
+L_PER_KEY = 4 * 32 * 128 * 32  # score and value FLOPs per key, all heads and layers
+L_ACT, L_LOGITS = 2 * 32 * 4096 * 2, 128_256 * 2
+
+
+def _pass(flops, nbytes):
+    return max(flops / 989.4e12, nbytes / 3.35e12)
+
+
+def _prefill_after(cached, new):
+    """(FLOPs, bytes beside the weights) of a pass of `new` prompt tokens after `cached`, the last one's logits."""
+    flops = 2 * L_MATMUL * new + L_PER_KEY * sum(range(cached + 1, cached + new + 1)) - (new - 1) * 2 * L_HEAD
+    return flops, (cached + new) * L_KV + new * L_ACT + L_LOGITS
+
+
+def test_paged_blocks_and_the_shared_prefix_by_hand():
+    assert L_TOTAL == LLAMA_PUBLISHED_PARAMS == 8_030_261_248  # its safetensors index: 16,060,522,496 bytes
+    free = 0.9 * 80e9 - 2 * L_TOTAL  # 55,939,477,504
+    block = 16 * L_KV  # 2,097,152
+    assert (li.serving_block_size().value, str(li.serving_mean_block_waste())) == (16, "7.5")  # (16 - 1) / 2
+    assert li.serving_kv_pool().value == pytest.approx(free) and str(li.serving_kv_pool()) == "55.9 GB"
+    assert li.serving_block_bytes().value == block and str(li.serving_block_bytes()) == "2.1 MB"
+    assert li.serving_blocks().value == 26_674 == int(free // block)
+    assert (li.serving_sequence_tokens().value, li.serving_sequence_blocks().value,
+            li.serving_sequence_waste().value) == (3000, 188, 8)  # 3,000 / 16 = 187.5: 188 blocks, 3,008 slots
+    assert li.serving_reserved_tokens().value == 2500 + 4096
+    assert li.serving_fit_reserved().value == int(free // (6596 * L_KV)) == 64
+    assert li.serving_fit_paged().value == int(free // (188 * block)) == 141
+    assert li.serving_fit_exact().value == int(free // (3000 * L_KV)) == 142
+    assert li.serving_prefix_blocks().value == 2000 // 16 == 125
+    assert li.serving_fit_shared().value == int((free - 125 * block) // ((188 - 0.8 * 125) * block)) == 301
+    assert str(li.serving_hit_rate()) == "80 %" and li.serving_suffix_tokens().value == 500
+    assert (li.serving_prompt_tokens().value, li.serving_prefix_tokens().value, li.serving_output_tokens().value,
+            li.serving_max_tokens().value) == (2500, 2000, 500, 4096)
+
+
+def test_prefix_cache_hit_and_miss_by_hand():
+    (miss_f, miss_b), (hit_f, hit_b) = _prefill_after(0, 2500), _prefill_after(2000, 500)
+    miss, hit = _pass(miss_f, L_READ + miss_b), _pass(hit_f, L_READ + hit_b)
+    assert li.serving_miss_ms().value == pytest.approx(miss * 1e3) and str(li.serving_miss_ms()) == "36.9 ms"
+    assert li.serving_hit_ms().value == pytest.approx(hit * 1e3) and str(li.serving_hit_ms()) == "7.65 ms"
+    assert str(li.serving_mean_ttft_ms()) == "13.5 ms"  # 0.8 x 7.65 + 0.2 x 36.9
+    assert li.serving_mean_ttft_ms().value == pytest.approx((0.8 * hit + 0.2 * miss) * 1e3)
+    assert li.serving_prefill_flops_saved().value == pytest.approx(0.8 * (miss_f - hit_f) / miss_f)
+    assert str(li.serving_prefill_flops_saved()) == "63 %"
+
+
+def test_chunked_prefill_by_hand():
+    decode_f = 64 * (2 * L_MATMUL + L_PER_KEY * 4096)
+    decode_b = 64 * 4096 * L_KV + 64 * (L_ACT + L_LOGITS)
+
+    def step(start, size):  # the decode step and the chunk share one read of the weights
+        f, b = _prefill_after(start, size)
+        return _pass(decode_f + f, L_READ + decode_b + b)
+
+    chunks = [step(s, 512) for s in range(0, 8192, 512)]
+    assert li.chunk_whole_ms().value == pytest.approx(step(0, 8192) * 1e3) and str(li.chunk_whole_ms()) == "134 ms"
+    assert li.chunk_ttft_ms().value == pytest.approx(sum(chunks) * 1e3) and str(li.chunk_ttft_ms()) == "240 ms"
+    assert li.chunk_steps().value == 16 == len(chunks)
+    assert li.chunk_tpot_ms().value == pytest.approx(max(chunks) * 1e3) and str(li.chunk_tpot_ms()) == "15.2 ms"
+    plain = _pass(decode_f, L_READ + decode_b)
+    assert li.chunk_decode_tpot_ms().value == pytest.approx(plain * 1e3) and str(li.chunk_decode_tpot_ms()) == "14.8 ms"
+    assert (li.chunk_prompt_tokens().value, li.chunk_tokens().value, li.chunk_decode_batch().value,
+            li.chunk_decode_context().value) == (8192, 512, 64, 4096)
+
+
+def test_speculative_decoding_by_hand():
+    assert (str(li.spec_acceptance()), li.spec_draft_tokens().value) == ("0.8", 3)
+    assert str(li.spec_tokens_per_step()) == "2.95"  # 1 + 0.8 + 0.64 + 0.512 = 2.952
+    c = (L_LAYER + 2 * 4096**2 + L_HEAD) / L_MATMUL  # a layer, the 2h x h fusion, the LM head it reads
+    assert li.spec_llama_drafter_cost().value == pytest.approx(c) and str(li.spec_llama_drafter_cost()) == "0.104"
+    plain = (L_READ + 4096 * L_KV + L_ACT + L_LOGITS) / 3.35e12  # memory bound
+    verify = (L_READ + 4099 * L_KV + 4 * (L_ACT + L_LOGITS)) / 3.35e12
+    assert li.spec_llama_speedup().value == pytest.approx(2.952 * plain / (verify + 3 * c * plain))
+    assert str(li.spec_llama_speedup()) == "2.25×"
+    by_g = {g: sum(0.8**i for i in range(g + 1)) / (1 + g * c) for g in range(17)}
+    assert li.spec_llama_best_draft().value == max(by_g, key=by_g.get) == 6
+    assert str(li.spec_llama_best_speedup()) == "2.44×"
+    # EAGLE's README lists 0.99B for its LLaMA2-Chat 70B head: one layer (q, o 8,192^2; k, v 8,192 x 1,024; MLP
+    # 3 x 8,192 x 28,672) and the 2h x h fusion
+    assert round((2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192**2) / 1e9, 2) == 0.99
+    assert str(li.eagle_70b_head_billion()) == "0.99"
+    assert (str(li.eagle_70b_speedup_low()), str(li.eagle_70b_speedup_high())) == ("2.7×", "3.5×")
+
+
+def test_deepseek_v3_mtp_by_hand():
+    ds = CONFIGS["DeepSeek-V3"]
+    h, head, layers = ds["hidden_size"], ds["vocab_size"] * ds["hidden_size"], ds["num_hidden_layers"]
+    norms = layers * (2 * h + ds["q_lora_rank"] + ds["kv_lora_rank"]) + h  # in the active count, no matmul
+    matmul = COUNTS["DeepSeek-V3"][1] - head - norms  # active less the embedding lookup and the norms
+    c = ((matmul - head) / layers + 2 * h * h + head) / matmul
+    assert li.deepseek_mtp_cost().value == pytest.approx(c, rel=1e-3) and str(li.deepseek_mtp_cost()) == "0.044"
+    assert (str(li.deepseek_mtp_acceptance_low()), str(li.deepseek_mtp_acceptance_high())) == ("85 %", "90 %")
+    assert (str(li.deepseek_mtp_tokens_low()), str(li.deepseek_mtp_tokens_high())) == ("1.85", "1.9")  # 1 + a
+    assert li.deepseek_mtp_speedup_low().value == pytest.approx(1.85 / (1 + c), rel=1e-3)
+    assert li.deepseek_mtp_speedup_high().value == pytest.approx(1.90 / (1 + c), rel=1e-3)
+    assert (str(li.deepseek_mtp_speedup_low()), str(li.deepseek_mtp_speedup_high())) == ("1.77×", "1.82×")
+    assert li.deepseek_mtp_speedup_low().value < li.deepseek_mtp_measured().value < li.deepseek_mtp_speedup_high().value
+
+
+def test_the_serving_workbenches_compute_the_pages_worked_examples():
+    """The calculators' defaults are the page's worked examples, so the reader opens the workbench on them."""
+    from chapter2 import calculators
+
+    blocks = calculators.get("kv_blocks").defaults()
+    assert (blocks["model"], blocks["gpu"], blocks["prompt_tokens"], blocks["prefix_tokens"], blocks["output_tokens"],
+            blocks["max_tokens"], blocks["block_size"], blocks["hit_rate"], blocks["utilization"]) == (
+        li.SERVING_MODEL, li.SERVING_GPU, "2500", "2000", "500", "4096", "16", "0.8", "0.9")
+    chunked = calculators.get("chunked_prefill").defaults()
+    assert (chunked["prompt_tokens"], chunked["chunk_tokens"], chunked["decode_batch"], chunked["decode_context"]) == (
+        "8192", "512", "64", "4096")
+    spec = calculators.get("speculative_decoding").defaults()
+    assert (spec["acceptance"], spec["draft_tokens"], spec["context"], spec["drafter"]) == ("0.8", "3", "4096", "head")
+    out = calculators.compute("kv_blocks")
+    assert [v for _, v in out["fit"]] == [li.serving_fit_reserved().value, li.serving_fit_paged().value,
+                                          li.serving_fit_shared().value, li.serving_fit_exact().value]
+
+
+def test_the_serving_paragraph_and_workbenches_are_on_the_page():
+    assert "**How servers stretch the cache.**" in PAGE
+    for name in ("kv_blocks", "chunked_prefill", "speculative_decoding"):
+        assert f"<!-- calculator: {name} -->" in PAGE
+    for paper in ("2309.06180", "2312.07104", "2403.02310", "2211.17192", "2401.15077", "2412.19437"):
+        assert f"arxiv.org/abs/{paper}" in PAGE

@@ -34,12 +34,14 @@ def test_one_token_costs_2kn_flops_and_reads_the_weight():
     assert str(nn.q_proj_decode_intensity()) == "1"
 
 
-def test_prefill_gain_is_the_ratio_of_intensities():
+def test_prefill_intensity_is_m_over_3():
     m, k, n = 4096, 4096, 4096
     prefill = 2 * m * k * n / ((m * k + k * n + m * n) * 2)
-    decode = 2 * k * n / ((k + k * n + n) * 2)
-    assert nn.q_proj_prefill_gain().value == pytest.approx(prefill / decode)
-    assert 1300 < nn.q_proj_prefill_gain().value < 1400
+    assert prefill == m / 3
+    assert nn.q_proj_prefill_intensity().value == pytest.approx(prefill)
+    assert str(nn.q_proj_prefill_intensity()) == "1,365"
+    # the table's last row shows the same number the same way
+    assert str(nn.q_proj_cost_table().rows[-1][-1]) == "1,365"
     assert nn.prefill_tokens().value == m
 
 
@@ -94,3 +96,45 @@ def test_gelu_and_silu_minima_against_a_derivative_free_search():
 
 def test_sigmoid_far_left_is_exactly_zero():
     assert nn.sigmoid_of_most_negative().value == 0.0 and str(nn.sigmoid_of_most_negative()) == "0"
+
+
+# -- the drawn matmul and the layer picture that open the page ---------------------------------------------------
+def test_the_drawn_matmul_is_a_3_by_4_times_4_by_2_worked_by_hand():
+    from chapter2 import linear
+
+    x, weight, y = linear.matmul_example()
+    assert x.shape == (3, 4) and weight.shape == (2, 4)  # W in the PyTorch layout; the picture draws W^T (4, 2)
+    # y = x W^T, each cell a row of x dotted with a row of W, worked out by hand
+    assert y.tolist() == [[1 + 4 + 0 + 1, 0 + 2 + 0 + 2], [0 + 2 + 0 + 1, 0 + 1 + 3 + 2], [2 + 0 + 0 + 1, 0 + 0 + 1 + 2]]
+    assert (nn.example_m().value, nn.example_k().value, nn.example_n().value) == (3, 4, 2)
+    assert nn.example_cells().value == 6
+    assert nn.example_ops().value == 2 * 3 * 4 * 2 == 6 * (4 + 4) == 48  # a multiply and an add per term
+
+
+def test_the_figures_say_the_numbers_they_draw():
+    from chapter2.host import figures
+
+    figures._discover()
+    alt = figures.alt_text("matmul_picture")
+    for text in ("3 × 4 matrix x", "4 × 2 weight matrix", "3 × 2 matrix y", "(1, 2, 0, 1)", "1·1 + 2·2 + 0·0 + 1·1 = 6",
+                 "Each of the 6 cells", "2 × 3 × 4 × 2 = 48 operations"):
+        assert text in alt, text
+    alt = figures.alt_text("layer_picture")
+    for text in ("input layer of 4", "4 × 4 = 16 weights", "4 × 2 = 8", "hidden state: 4 here, 4,096 in Llama 3.1 8B"):
+        assert text in alt, text
+    page = (Path(__file__).resolve().parents[1] / "docs" / "neural-networks.md").read_text()
+    assert "<!-- figure: matmul_picture hero -->" in page and "<!-- figure: layer_picture -->" in page
+    assert page.index("matmul_picture hero") < page.index("**Equation.**"), "the picture comes before the symbols"
+
+
+def test_activation_examples_against_the_formulas():
+    """ReLU max(x, 0); SiLU x / (1 + e^-x); GELU x Φ(x) with Φ(x) = (1 + erf(x / √2)) / 2, at -2, -0.5, 0.5, 2."""
+    want = {-2.0: (0, -2 / (1 + math.exp(2))), -0.5: (0, -0.5 / (1 + math.exp(0.5))),
+            0.5: (0.5, 0.5 / (1 + math.exp(-0.5))), 2.0: (2, 2 / (1 + math.exp(-2)))}
+    rows = nn.activation_examples_table().rows
+    assert [r[0].value for r in rows] == list(want)
+    for x, relu, silu, gelu_ in rows:
+        assert relu.value == want[x.value][0]
+        assert silu.value == pytest.approx(want[x.value][1], abs=1e-12)
+        assert gelu_.value == pytest.approx(x.value * (1 + math.erf(x.value / math.sqrt(2))) / 2, abs=1e-12)
+    assert "| -2 | 0 | -0.238 | -0.0455 |" in str(nn.activation_examples_table())

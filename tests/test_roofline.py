@@ -126,6 +126,69 @@ def test_flash_attention_is_compute_bound_at_the_same_shape():
     assert roofline.bound(cost.intensity, "H100-SXM") == "compute"
 
 
+def test_attention_counts_its_matmul_flops_and_its_exponentials():
+    # one exponential per score (N^2), the two matmuls 2N^2 d each; the same for the fused kernel
+    for cost in (roofline.attention_intensity(97, 40), roofline.flash_attention_intensity(97, 40)):
+        assert cost.exponentials == 97 * 97
+        assert cost.matmul_flops == 4 * 97 * 97 * 40
+        assert cost.ops == cost.matmul_flops + 3 * 97 * 97
+
+
+def test_three_roofs_on_an_h100_at_d_128_the_exponentials_take_half_the_matmul_time():
+    # FlashAttention-3 (arXiv:2407.08608, section 3.1): 989 TFLOPS of FP16 matmul but 3.9 T exponentials/s; at
+    # d = 128 there are 512 matmul FLOPs per exponential, so the exponentials take about 50 % of the matmul time
+    N, d = 16384, 128
+    b = roofline.attention_bound(roofline.flash_attention_intensity(N, d, "fp16"), "H100-SXM", "fp16")
+    assert b.tensor_time == pytest.approx(4 * N * N * d / 989.4e12, rel=1e-12)
+    assert b.exp_time == pytest.approx(N * N / (132 * 16 * 1.83e9), rel=1e-12)
+    assert b.memory_time == pytest.approx(2 * 4 * N * d / 3.35e12, rel=1e-12)
+    # (N^2 / exponentials per s) / (4 N^2 d / peak) = peak / (4 d x exponentials per s)
+    assert b.exp_time / b.tensor_time == pytest.approx(989.4e12 / (512 * 132 * 16 * 1.83e9), rel=1e-9)
+    assert b.exp_time / b.tensor_time == pytest.approx(0.5, abs=0.02)
+    assert b.time == b.tensor_time and b.limit == "tensor cores" and b.limits == ("tensor cores",)
+    assert b.serial_time == pytest.approx(b.tensor_time + b.memory_time + b.exp_time)
+    assert b.flops_per_s == pytest.approx(989.4e12, rel=1e-12)  # tensor bound: attention at the matmul peak
+
+
+def test_on_a_b200_the_exponentials_take_about_as_long_as_the_matmuls():
+    # issue 32: B200 tensor throughput 2.25 PFLOP/s dense FP16 (2.27x the H100's), exponentials 5 T/s (1.29x)
+    b = roofline.attention_bound(roofline.flash_attention_intensity(16384, 128, "fp16"), "B200", "fp16")
+    assert b.exp_time / b.tensor_time == pytest.approx(2.25e15 / (512 * 5e12), rel=1e-12)  # 0.879
+    assert 0.8 < b.exp_time / b.tensor_time < 1
+
+
+def test_below_the_crossover_head_dim_the_exponentials_limit():
+    # d* = peak / (4 x exponentials/s): H100 FP16 989.4e12 / (4 x 3.865e12) = 64.0, FP8 twice that; B200 FP16 112.5
+    assert roofline.exponential_crossover_head_dim("H100-SXM", "fp16") == pytest.approx(
+        989.4e12 / (4 * 132 * 16 * 1.83e9), rel=1e-12)
+    assert round(roofline.exponential_crossover_head_dim("H100-SXM", "fp16")) == 64
+    assert round(roofline.exponential_crossover_head_dim("H100-SXM", "fp8")) == 128
+    assert roofline.exponential_crossover_head_dim("B200", "fp16") == pytest.approx(112.5)
+    fp8_64 = roofline.attention_bound(roofline.flash_attention_intensity(16384, 64, "fp8"), "H100-SXM", "fp8")
+    assert fp8_64.limit == "exponentials"
+    # exponential bound: 4 x 64 FLOPs per exponential x 3.865e12 exponentials/s = 989 TFLOP/s, half the FP8 peak
+    assert fp8_64.flops_per_s == pytest.approx(256 * 132 * 16 * 1.83e9, rel=1e-12)
+    tie = roofline.attention_bound(roofline.flash_attention_intensity(16384, 64, "fp16"), "H100-SXM", "fp16")
+    assert set(tie.limits) == {"tensor cores", "exponentials"}
+    with pytest.raises(ValueError, match="no exponential rate"):
+        roofline.exponential_crossover_head_dim("L4")
+
+
+def test_short_sequences_and_unfused_attention_are_memory_bound_under_three_roofs():
+    std = roofline.attention_bound(roofline.attention_intensity(4096, 128), "H100-SXM")
+    assert std.limit == "memory" and std.memory_time == pytest.approx((8 * 4096**2 + 8 * 4096 * 128) / 3.35e12)
+    short = roofline.attention_bound(roofline.flash_attention_intensity(128, 128), "H100-SXM")
+    assert short.limit == "memory"  # 4Nd x 2 bytes against 4N^2 d FLOPs: N/2 = 64 ops per byte, below 295
+
+
+def test_a_gpu_without_an_exponential_rate_keeps_two_roofs():
+    b = roofline.attention_bound(roofline.flash_attention_intensity(4096, 128), "L40S")
+    assert b.exp_time is None and set(b.times) == {"tensor cores", "memory"}
+    assert b.time == max(b.tensor_time, b.memory_time)
+    with pytest.raises(TypeError, match="AttentionCost"):
+        roofline.attention_bound(4096, "H100-SXM")
+
+
 def test_attention_rejects_bad_shapes():
     with pytest.raises(ValueError, match="N must be"):
         roofline.attention_intensity(0, 128)
@@ -332,7 +395,13 @@ def test_tensor_parallel_splits_time_and_memory():
     one = roofline.decode("Qwen3-235B-A22B", 2048, batch=8)
     eight = roofline.decode("Qwen3-235B-A22B", 2048, batch=8, n_gpus=8)
     assert not one.fits and eight.fits  # 235B in FP16 is 470 GB: more than 80 GB, less than 640 GB
-    assert eight.time == pytest.approx(one.time / 8)
+    assert eight.roofline_time == pytest.approx(one.time / 8)
+    # and the eight pay for tensor parallelism: 2 all-reduces in each of the 94 layers, each of 8 tokens x 4,096
+    # hidden x 2 bytes, a ring of 8 H100s on NVLink 4: 14 steps of 0.6 us + 7/4 x 65,536 bytes at 450 GB/s each way
+    each = 14 * 0.6e-6 + 7 / 4 * 65536 / 450e9
+    assert eight.communication_s == pytest.approx(2 * 94 * each)
+    assert eight.time == pytest.approx(one.time / 8 + 2 * 94 * each)
+    assert one.communication_s == 0 and one.link == "" and eight.link == "NVLink 4"
 
 
 def test_prefill_and_decode_reject_bad_input():
@@ -366,8 +435,8 @@ def test_roofline_calculator_shows_the_library_values():
     assert out["ttft"] == duration(pre.time)
     assert out["tpot"].startswith(duration(dec.time))
     assert "compute bound" in out["prefill"] and "memory bound" in out["decode"]
-    assert "batch ≥ 296" in out["critical"]
-    assert out["crossover"].startswith("a prompt of 321 tokens")
+    assert "a batch of about 296 or more" in out["critical"]
+    assert out["crossover"].startswith("a prompt of about 321 tokens")
     # attention: 13 % of the FLOPs, 3.5 % of the bytes (KV cache 4,096 x 131,072 bytes = 537 MB)
     assert "KV cache 537 MB (3.5 % of the bytes, 13 % of the FLOPs)" in out["parts"]
     every = calculators.compute("roofline", {"logits": "all"})

@@ -58,12 +58,28 @@ def test_int4_weights_with_bf16_math_on_an_h100_by_hand():
 
 def test_every_weight_format_has_its_bits_and_scales():
     # bits per weight, scales included: NVFP4 4 + 8/16, MXFP4 4 + 8/32, int4 with group-128 FP16 scales 4 + 16/128
-    expected = {"fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "int4": 4 + 16 / 128, "nvfp4": 4 + 8 / 16, "mxfp4": 4 + 8 / 32}
+    expected = {"fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "int4": 4 + 16 / 128, "int4_zp": 4 + (16 + 4) / 128,
+                "nvfp4": 4 + 8 / 16, "mxfp4": 4 + 8 / 32}
     assert dict(roofline.WEIGHT_FORMATS) == expected
     for fmt, bits in expected.items():
         math_dtype = "fp16" if bits > 8 else "fp8" if bits > 4.5 else "fp4"
         f = roofline.formats(math_dtype, fmt)
         assert (f.expert_bits, f.other_bits) == (bits, bits)
+
+
+def test_int4_with_zero_points_sits_beside_int4_with_scales_alone():
+    """issue 32: asymmetric int4 (GPTQ's and AWQ's checkpoints) keeps a 4-bit zero point beside each group's FP16
+    scale: 4 + (16 + 4) / 128 = 4.15625 bits per weight, against 4 + 16 / 128 = 4.125 with the scale alone. The
+    roofline costs both, and the calculator offers both, each with its bits."""
+    from chapter2.calculators import get
+
+    assert roofline.WEIGHT_FORMATS["int4_zp"] == 4 + (16 + 4) / 128 == 4.15625
+    c = 4096
+    zp = roofline.decode("Llama-3.1-8B", c, gpu="H100-SXM", dtype="bf16", weight_dtype="int4_zp")
+    assert zp.weight_bytes == pytest.approx(STREAMED * 4.15625 / 8)
+    assert zp.bytes == pytest.approx(STREAMED * 4.15625 / 8 + c * KV_NUMBERS * 2 + ACT_NUMBERS * 2)
+    options = dict(next(f for f in get("roofline").fields if f.name == "weight_dtype").options)
+    assert options["int4"].endswith("(4.125 bits)") and options["int4_zp"].endswith("(4.156 bits)")
 
 
 def test_experts_and_the_rest_in_different_formats():
@@ -85,12 +101,13 @@ def test_experts_and_the_rest_in_different_formats():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(dtype="fp6"), "dtype must be one of fp16, bf16, fp8, fp4, got 'fp6'"),
-    (dict(weight_dtype="int3"), "weight_dtype must be one of fp16, bf16, fp8, int8, int4, nvfp4, mxfp4, got 'int3'"),
+    (dict(weight_dtype="int3"), "weight_dtype must be one of fp16, bf16, fp8, int8, int4, int4_zp, nvfp4, mxfp4, got 'int3'"),
     (dict(kv_dtype="fp4"), "kv_dtype must be one of fp16, bf16, fp8, int8, got 'fp4'"),
     (dict(dtype="fp8", weight_dtype="bf16"), "weight_dtype 'bf16' is wider than the math dtype 'fp8'"),
     (dict(weight_dtype={"experts": "int4"}), "keys 'experts' and 'other'"),
     (dict(weight_dtype={"experts": "int4", "other": "q2"}), "weight_dtype\\['other'\\] must be one of"),
-    (dict(parallel="pipeline"), "parallel must be one of 'sharded', 'replicated', got 'pipeline'"),
+    (dict(parallel="sequence"), "parallel must be one of 'sharded', 'replicated', 'expert', 'pipeline', got 'sequence'"),
+    (dict(parallel="expert"), "parallel='expert' needs a mixture of experts; Llama-3.1-8B has no routed experts"),
     (dict(mla="latent"), "mla must be one of 'absorbed', 'expanded', got 'latent'"),
     (dict(draft_tokens=3), "accepted_tokens must be given with draft_tokens"),
     (dict(draft_tokens=3, accepted_tokens=5), "accepted_tokens must be <= 4"),
@@ -152,7 +169,7 @@ def test_replicated_weights_are_held_and_read_once_per_gpu():
     # each replica reads its own copy for its 4 sequences: twice the weight bytes, on twice the bandwidth
     assert replicated.weight_bytes == pytest.approx(2 * 80e9)
     assert replicated.time == pytest.approx((80e9 + 4 * 1000 * KV_TOY) / 3.35e12)
-    assert sharded.time == pytest.approx((80e9 + kv) / (2 * 3.35e12))
+    assert sharded.roofline_time == pytest.approx((80e9 + kv) / (2 * 3.35e12))  # before its all-reduces
     # one sequence cannot be split between replicas: 8 GPUs decode it no faster than one
     one = roofline.decode(TOY, 1000, batch=1)
     assert roofline.decode(TOY, 1000, batch=1, n_gpus=8, parallel="replicated").time == pytest.approx(one.time)
@@ -191,8 +208,16 @@ def test_steady_state_serving_bound_by_hand():
     nbytes = (n - 1) * 80e9 + C * P * KV_TOY + C * sum((P + k) * KV_TOY for k in range(1, n))
     bound = roofline.serving_throughput(TOY, P, n, concurrency=C, n_gpus=4)
     expect = max(flops / (4 * 989.4e12), nbytes / (4 * 3.35e12))
-    assert bound.time == pytest.approx(expect)
-    assert bound.output_tokens_per_s == pytest.approx(C * n / expect)
+    assert bound.roofline_time == pytest.approx(expect)
+    assert bound.output_tokens_per_s_without_communication == pytest.approx(C * n / expect)
+    # each of the 199 steps carries its 16 decode tokens and 1/199 of the 16 prompts through 2 all-reduces in each
+    # of the 16 layers; the toy has no hidden size, so its attention width (16 heads x 64) stands in, 2 bytes a
+    # number; a ring of 4 H100s: 6 steps of 0.6 us + 3/2 of the bytes at 450 GB/s each way
+    step_bytes = (C + C * P / (n - 1)) * 16 * 64 * 2
+    talk = (n - 1) * 2 * 16 * (6 * 0.6e-6 + 3 / 2 * step_bytes / 450e9)
+    assert bound.communication_s == pytest.approx(talk)
+    assert bound.time == pytest.approx(expect + talk)
+    assert bound.output_tokens_per_s == pytest.approx(C * n / (expect + talk))
     # by default: the largest concurrency whose caches at P + n tokens fit beside the weights
     default = roofline.serving_throughput(TOY, P, n, n_gpus=4)
     assert default.concurrency == math.floor((4 * 80e9 - 80e9) / ((P + n) * KV_TOY))

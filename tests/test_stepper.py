@@ -232,6 +232,11 @@ def test_bad_model_tokenizer_or_folder(loaded, tmp_path):
 # the calculator
 
 
+def _chip(text: str) -> str:
+    """A token as the stepper labels it: a space as ␣, a new line as ↵."""
+    return text.replace(" ", "␣").replace("\n", "↵")
+
+
 def test_calculator_outputs_equal_the_library(checkpoint, loaded, monkeypatch):
     monkeypatch.setattr(stepper, "TINY_LM_DIR", checkpoint[0])
     model, tok = loaded
@@ -243,9 +248,11 @@ def test_calculator_outputs_equal_the_library(checkpoint, loaded, monkeypatch):
         assert out["text"] == stepper.generated_text(tok, steps)
         assert out["step"] == stepper.format_step(steps[-1])  # one line: this pass, not a log of all of them
         n = steps[-1].cache_length
-        assert out["cache"] == (f"{n} tokens x {BYTES_PER_TOKEN:,} B/token = {nbytes(n * BYTES_PER_TOKEN)} "
-                                f"(float64 here; {nbytes(n * BF16_PER_TOKEN)} in bf16, as served)")
-        assert out["top"] == [[repr(c.text), c.prob] for c in steps[-1].top]
+        assert out["cache"] == (f"{n} tokens × {BYTES_PER_TOKEN:,} B per token = {nbytes(n * BYTES_PER_TOKEN)}. "
+                                f"The tiny model computes in float64 (8 bytes a number) so that your browser and the "
+                                f"tests agree to the last digit; a server stores 16-bit numbers (bf16): "
+                                f"{nbytes(n * BF16_PER_TOKEN)} for this cache")
+        assert out["top"] == [[_chip(c.text), c.prob] for c in steps[-1].top]
 
 
 @pytest.mark.parametrize("raw,field,match", [
@@ -333,9 +340,9 @@ def test_calculator_defaults_equal_the_library_on_the_shipped_model():
     assert out["text"] == stepper.generated_text(tok, steps)
     n = steps[-1].cache_length
     assert n == len(tok.encode(defaults["prompt"])) + len(steps) - 1
-    assert out["cache"] == (f"{n} tokens x 4,096 B/token = {nbytes(n * 4096)} "
-                            f"(float64 here; {nbytes(n * 1024)} in bf16, as served)")
-    assert out["top"] == [[repr(c.text), c.prob] for c in steps[-1].top]
+    assert out["cache"].startswith(f"{n} tokens × 4,096 B per token = {nbytes(n * 4096)}. ")
+    assert out["cache"].endswith(f"(bf16): {nbytes(n * 1024)} for this cache")
+    assert out["top"] == [[_chip(c.text), c.prob] for c in steps[-1].top]
 
 
 # Prompts that end a document: the shipped model was trained on documents separated by <|endoftext|>,

@@ -199,13 +199,33 @@ def test_the_new_figures_exist_with_alt_text_and_are_placed():
         ("latent_pipeline", "image-generation.md",
          ("1024 × 1024 × 3", "3,145,728 values", "128 × 128 × 16", "64 × 64 grid of 2 × 2 patches", "4,096 tokens")),
         ("guidance_steps", "image-generation.md", ("50 steps × 2 passes = 100 forward passes", "with the prompt")),
+        ("image_pipeline", "image-generation.md", ("text encoder once", "runs 50 times", "once with the prompt",
+                                                   "50 steps × 2 passes = 100 denoiser passes", "VAE decoder")),
+        ("memory_hierarchy", "attention.md", ("HBM: 80 GB", "3.35 TB/s", "50 MiB", "≈ 12 TB/s", "228 KiB",
+                                              "29.4 MiB", "≈ 31 TB/s", "256 KiB", "33 MiB")),
     ):
         assert name in figures.REGISTRY
         alt = figures.alt_text(name)
         assert len(alt) > 200
         for n in numbers:
             assert n in alt, (name, n)
-        assert f"<!-- figure: {name} -->" in _text(page)
+        assert re.search(rf"<!-- figure: {name}( hero)? -->", _text(page)), name
+
+
+def test_the_hero_pictures_count_what_their_pages_count():
+    """2.3's pipeline: Qwen-Image's default 50 guided steps, two denoiser passes each, the text encoder and the VAE
+    decoder once (diffusers' QwenImagePipeline: num_inference_steps=50, true_cfg_scale with a negative prompt).
+    2.5's memories: the H100 SXM's as the page's facts print them (132 SMs x 228 KiB = 29.4 MiB of shared memory,
+    132 x 256 KiB = 33 MiB of registers)."""
+    from chapter2.host.figures.attention import memory_levels
+    from chapter2.host.figures.diffusion import pipeline_counts
+
+    assert pipeline_counts() == {"steps": 50, "passes": 100, "text_encoder": 1, "vae_decode": 1}
+    m = memory_levels()
+    assert (m["sms"], m["smem"], m["smem_all"], m["regs"], m["regs_all"]) == (
+        "132", "228 KiB", f"{132 * 228 / 1024:.1f} MiB", "256 KiB", f"{132 * 256 // 1024} MiB")
+    assert (m["hbm"], m["hbm_bw"], m["l2"], m["l2_bw"], m["smem_bw"]) == (
+        "80 GB", "3.35 TB/s", "50 MiB", "≈ 12 TB/s", "≈ 31 TB/s")
 
 
 def test_pipeline_figure_numbers_come_from_the_model():

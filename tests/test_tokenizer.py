@@ -110,6 +110,7 @@ def _oracle_classes(code_points):
     return {c: classes.get(c, "S") for c in code_points}
 
 
+@pytest.mark.slow  # every code point of the BMP through tokenizers' regex: about a second of CPU
 def test_character_classes_match_exhaustively_in_the_bmp():
     """Every BMP code point: the classes agree except on characters this Python's Unicode tables leave unassigned."""
     code_points = [c for c in range(1, 0x10000) if not 0xD800 <= c <= 0xDFFF]
@@ -118,6 +119,7 @@ def test_character_classes_match_exhaustively_in_the_bmp():
     assert all(unicodedata.category(chr(c)) == "Cn" for c in differ), [hex(c) for c in differ[:10]]
 
 
+@pytest.mark.slow  # every assigned code point above the BMP: about a second and a half of CPU
 def test_character_classes_match_for_every_assigned_astral_character():
     code_points = [c for c in range(0x10000, 0x110000)
                    if unicodedata.category(chr(c)) not in ("Cn", "Co")] + [0xF0000, 0x10FFFD]  # + private use

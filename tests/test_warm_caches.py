@@ -15,7 +15,7 @@ import pytest
 
 from chapter2 import ssm
 from chapter2.calculators import compute, compute_json
-from chapter2.calculators import _models, attention_opt, bottlenecks
+from chapter2.calculators import _gpus, _models, attention_opt, bottlenecks
 from chapter2.models import ModelConfig, list_configs, list_family_configs, load_config
 
 ALL = list_configs() + list_family_configs()
@@ -92,15 +92,15 @@ def test_remembered_lines_equal_a_fresh_computation():
     for a catalog GPU and for custom numbers (a new GPU object each time, compared by its figures)."""
     config = load_config("Llama-3.1-8B")
     for gpu in ("H100-SXM", "custom"):
-        g = bottlenecks.pick_gpu(gpu, 500.0, 2.0, "fp16")
+        g = _gpus.pick_gpu(gpu, 500.0, 2.0, "fp16")
         for context in (1024, 4096):
             args = (config, context, g, "fp16", None, None)
-            assert bottlenecks._critical_line(*args) == bottlenecks._critical_line.__wrapped__(*args)
+            assert bottlenecks._critical(*args) == bottlenecks._critical.__wrapped__(*args)
         args = (config, g, "fp16", "last", None, None)
-        assert bottlenecks._crossover_line(*args) == bottlenecks._crossover_line.__wrapped__(*args)
-    slow = bottlenecks.pick_gpu("custom", 100.0, 2.0, "fp16")
-    fast = bottlenecks.pick_gpu("custom", 2000.0, 2.0, "fp16")
-    assert bottlenecks._critical_line(config, 4096, slow, "fp16") != bottlenecks._critical_line(config, 4096, fast, "fp16")
+        assert bottlenecks._crossover(*args) == bottlenecks._crossover.__wrapped__(*args)
+    slow = _gpus.pick_gpu("custom", 100.0, 2.0, "fp16")
+    fast = _gpus.pick_gpu("custom", 2000.0, 2.0, "fp16")
+    assert bottlenecks._critical(config, 4096, slow, "fp16") != bottlenecks._critical(config, 4096, fast, "fp16")
 
 
 def test_calculator_outputs_are_the_callers_own():

@@ -7,8 +7,8 @@ printed arrays format the same). The snippets are copied to a folder outside the
 they cannot import the source tree, and run there with plain `python`: each must exit 0 and print
 exactly what its page shows, the build-time output of `run_snippet` (docs/hooks/directives.py).
 
-The site says how to get it: the home page links the wheel, and the first snippet of each page
-carries a one-line note with the link and the `pip install` command.
+The site says how to get it: the page "Use the code" (docs/use-the-code.md, linked from the home page) links
+the wheel, and the first snippet of each page carries a one-line note with the link and the `pip install` command.
 """
 
 from __future__ import annotations
@@ -117,9 +117,10 @@ def test_the_site_links_the_wheel_it_serves(site_dir):
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wheels = [site_dir / "pyodide" / f"{project['name']}-{project['version']}-py3-none-any.whl"]
     assert wheels[0].is_file()
-    home = (site_dir / "index.html").read_text()
-    assert f'href="pyodide/{wheels[0].name}"' in home
-    assert f"pip install {wheels[0].name}" in html.unescape(re.sub(r"<[^>]+>", "", home))  # the code block is highlighted
+    assert 'href="use-the-code/"' in (site_dir / "index.html").read_text()  # the home page links the page
+    page = (site_dir / "use-the-code" / "index.html").read_text()
+    assert f'href="../pyodide/{wheels[0].name}"' in page
+    assert f"pip install {wheels[0].name}" in html.unescape(re.sub(r"<[^>]+>", "", page))  # the code block is highlighted
     with_snippets = [p for p in site_dir.rglob("index.html") if "data-snippet=" in p.read_text()]
     assert with_snippets
     for page in with_snippets:

@@ -14,6 +14,10 @@ stale number must never be published.
 Pyodide source: `extra.pyodide: self-hosted | cdn` in mkdocs.yml, overridden by
 the environment variable CHAPTER2_PYODIDE.
 
+Hub lookup: `extra.hub: true | false` in mkdocs.yml, overridden by CHAPTER2_HUB=on|off. Off leaves the
+calculators' model id field and its Look up button out of every page and the Hub's hosts out of the
+Content-Security-Policy: a fully offline site that can make no request outside its own origin.
+
 CHAPTER2_MATH=off is a measurement switch only (scripts/bench_math_weight.py): the pages keep
 arithmatex's TeX source and link no KaTeX stylesheet, to weigh them without typeset math. The
 published site never sets it.
@@ -51,6 +55,18 @@ def _mode(config) -> str:
     return mode
 
 
+def _hub(config) -> bool:
+    value = os.environ.get("CHAPTER2_HUB")
+    if value is None:
+        value = config.extra.get("hub", True)
+        if not isinstance(value, bool):
+            raise PluginError(f"extra.hub must be true or false, got {value!r}")
+        return value
+    if value not in {"on", "off"}:
+        raise PluginError(f"CHAPTER2_HUB must be 'on' or 'off', got {value!r}")
+    return value == "on"
+
+
 def _math() -> bool:
     """False only for CHAPTER2_MATH=off, the measurement switch (see above)."""
     value = os.environ.get("CHAPTER2_MATH", "on")
@@ -61,9 +77,11 @@ def _math() -> bool:
 
 def on_config(config):
     _state.clear()
+    directives.DEFERRED_FRAMES.clear()
     _state["tmp"] = tempfile.TemporaryDirectory(prefix="chapter2-site-")
     _state["mode"] = _mode(config)
     _state["math"] = _math()
+    _state["hub"] = directives.HUB["on"] = _hub(config)
     _state["snippets"] = {}
     return config
 
@@ -226,8 +244,10 @@ def on_page_markdown(markdown, page, config, files):
 # did). So the mark goes on blocks with no same-tag descendants: a form, a <dl>, a <p>, a <pre>, a
 # <textarea>, a listing's <div class="highlight">, a snippet's button bar, an equation's <span> (its TeX, here:
 # equations.py typesets it later, into a reader's text such as "x/2", which is kept).
-EXCLUDED_CLASSES = ("c2-calc__form", "c2-calc__message", "c2-calc__charts", "c2-calc__outputs", "c2-calc__status",
-                    "c2-snippet__bar", "c2-snippet__install", "c2-snippet__output", "c2-snippet__editor", "highlight", "mermaid")
+EXCLUDED_CLASSES = ("c2-calc__form", "c2-calc__message", "c2-calc__caption", "c2-calc__charts", "c2-calc__outputs",
+                    "c2-calc__status", "c2-snippet__bar", "c2-snippet__install", "c2-snippet__output",
+                    "c2-snippet__editor", "highlight", "mermaid", "c2-calc__share", "c2-share__note",
+                    "c2-share__script")  # the share row and its Python script
 SEARCH_EXCLUDE = re.compile(r'<(?:form|dl|p|pre|textarea|div)\b(?=[^>]*\bclass="(?:' + "|".join(EXCLUDED_CLASSES)
                             + r')")(?![^>]*\bdata-search-exclude)[^>]*|<(span|div) class="arithmatex"')
 
@@ -236,7 +256,7 @@ SEARCH_EXCLUDE = re.compile(r'<(?:form|dl|p|pre|textarea|div)\b(?=[^>]*\bclass="
 # <picture> whose phone drawing a narrow screen takes (Material's phone layout; the desktop drawing, 6 to 10
 # inches wide, would shrink there until its text is 3 to 5 px). A browser fetches only the source it picks, so
 # a desktop reader never downloads the phone drawing.
-FIGURE_IMG = re.compile(r'(<figure class="c2-figure" id="figure-([\w.-]+)">\s*<p>)(<img [^>]*\bsrc="([^"]*?)\2\.svg"[^>]*>)')
+FIGURE_IMG = re.compile(r'(<figure class="c2-figure"[^>]*? id="figure-([\w.-]+)"[^>]*>\s*<p>)(<img [^>]*\bsrc="([^"]*?)\2\.svg"[^>]*>)')
 PHONE_MEDIA = "(max-width: 44.9375em)"
 
 
@@ -254,7 +274,22 @@ def _picture(m: re.Match, page_path: str) -> str:
     return f'{head}<picture><source media="{PHONE_MEDIA}" srcset="{folder}{name}{PHONE_SUFFIX}">{img}</picture>'
 
 
+# A stepper's prebuilt steps (directives.stepper_frames: a JSON <script>, which Markdown passes through whole) go
+# into a <template> once the page is HTML: Material's instant navigation runs every <script> of the content it
+# swaps in again, as a plain script without its type or data attributes, and leaves what a template holds alone.
+FRAMES_SCRIPT = re.compile(r'<script (?=[^>]*\bdata-calc-frames)([^>]*)>(.*?)</script>', re.S)
+TYPE_JSON = re.compile(r'\s*\btype="application/json"')
+
+
+def inert_frames(html: str) -> str:
+    """Each prebuilt-steps block as <template data-calc-frames ...><script type="application/json">JSON</script>
+    </template> (its data attributes on the template; runtime-core.js reads it there)."""
+    return FRAMES_SCRIPT.sub(lambda m: f'<template {TYPE_JSON.sub("", m.group(1)).strip()}>'
+                             f'<script type="application/json">{m.group(2)}</script></template>', html)
+
+
 def on_page_content(html, page, config, files):
+    html = inert_frames(html)
     html = code_lines.mark_indents(html)  # a wrapped code line hangs under its own indentation (chapter2.css)
     html = FIGURE_IMG.sub(lambda m: _picture(m, page.file.src_uri), html)
     html = tables.mark_tables(html)  # a wide table reads row by row on a phone (chapter2.css)
@@ -288,12 +323,23 @@ def on_post_page(output, page, config):
     root = "../" * page.url.count("/")
     if "data-recall" in output:  # the recall cards' style and script, only where cards are drawn (recall.py)
         output = output.replace("</head>", f'<link rel="stylesheet" href="{root}{RECALL_CSS}">\n</head>', 1)
-        output = output.replace("</body>", f'<script src="{root}{RECALL_JS}"></script>\n</body>', 1)
+        output = in_content(output, f'<script defer src="{root}{RECALL_JS}"></script>')
     if 'class="jupyter-wrapper"' in output:  # notebook pages: code colours, wide outputs (notebooks.css)
         output = output.replace("</head>", f'<link rel="stylesheet" href="{root}{NOTEBOOKS_CSS}">\n</head>', 1)
     if 'class="mermaid"' in output:  # only on pages that draw a diagram (MERMAID_LOADER)
-        output = output.replace("</head>", f'<script type="module" src="{root}{MERMAID_LOADER}"></script>\n</head>', 1)
-    return csp.add_policy(output, cdn=_state["mode"] == "cdn")
+        output = in_content(output, f'<script type="module" src="{root}{MERMAID_LOADER}"></script>')
+    return csp.add_policy(output, cdn=_state["mode"] == "cdn", hub=_state.get("hub", True))
+
+
+def in_content(output: str, script: str) -> str:
+    """A page's own script, at the end of its content. Material's instant navigation swaps a page's content
+    into the document it keeps (and runs the scripts there, waiting for each to load), but adds nothing to
+    <head> that runs and nothing after the content: a script placed there would not run on a page reached by a
+    click. `defer` (a classic script) runs after the site's scripts at the end of <body>, as a module does."""
+    end = output.rfind("</article>")
+    if end < 0:
+        raise PluginError("a page without Material's <article>: nowhere to put its script " + script)
+    return output[:end] + script + "\n" + output[end:]
 
 
 CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
@@ -308,8 +354,14 @@ def minify_css(css: str) -> str:
 
 
 def on_post_build(config):
+    # one policy for every page: instant navigation keeps the first page's policy in force (csp.one_policy)
+    csp.one_policy(Path(config["site_dir"]), cdn=_state["mode"] == "cdn", hub=_state.get("hub", True))
     for path in (Path(config["site_dir"]) / "assets" / "chapter2").glob("*.css"):
         path.write_text(minify_css(path.read_text(encoding="utf-8")), encoding="utf-8")
+    frames = Path(config["site_dir"]) / directives.FRAMES_DIR  # the prebuilt steps kept out of their pages
+    for name, text in sorted(directives.DEFERRED_FRAMES.items()):
+        frames.mkdir(parents=True, exist_ok=True)
+        (frames / f"{name}.json").write_text(text, encoding="utf-8")
     _state.pop("equations", None)
     tmp = _state.pop("tmp", None)
     if tmp is not None:

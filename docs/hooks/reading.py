@@ -6,6 +6,8 @@ Notebooks (docs/notebooks/*.py, jupytext percent format, rendered and executed b
   CDN URL, or an empty `src`) and a module script that imports mermaid from a
   CDN when an output holds a diagram. These notebooks use neither, so both are
   removed, and the build fails if a notebook page still loads anything remote.
+- Instant navigation runs a page's inline scripts again on every visit: nbconvert's listener that shows a
+  cell's "copied" notice is added once per document (once_per_document), not once per visit.
 - Download links: the jupytext source (copied next to the page by
   mkdocs-jupyter's `include_source`) and the same notebook as `.ipynb`
   (without outputs: run it to get your own), written here.
@@ -42,6 +44,15 @@ def strip_remote_loaders(html: str) -> str:
     return html
 
 
+COPY_NOTICE = re.compile(r"<script>(\s*document\.addEventListener\('clipboard-copy',.*?)</script>", re.S)
+
+
+def once_per_document(html: str) -> str:
+    """nbconvert's copy-notice listener, added only if this document has none yet (a window flag)."""
+    return COPY_NOTICE.sub(lambda m: "<script>\nif (!window.chapter2CopyNotice) {\n  window.chapter2CopyNotice = true;"
+                           + m.group(1) + "}\n</script>", html)
+
+
 def _download_links(name: str) -> str:
     stem = name.removesuffix(".py")
     return (f'<p class="c2-nb-download">Download: <a href="{stem}.ipynb" download>notebook (.ipynb)</a> · '
@@ -52,7 +63,7 @@ def _download_links(name: str) -> str:
 def on_page_content(html, page, config, files):
     if not is_notebook(page):
         return html
-    html = strip_remote_loaders(html)
+    html = once_per_document(strip_remote_loaders(html))
     links = _download_links(Path(page.file.src_uri).name)
     end = html.find("</h1>")  # right under the notebook's title
     return html[:end + 5] + "\n" + links + html[end + 5:] if end >= 0 else links + html

@@ -30,11 +30,11 @@ FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 HOST_ONLY = "host"  # chapter2/host/: needs a host Python with torch / triton / matplotlib; never in the browser
 # Large data files the browser loads on demand, each group from its own archive: name -> (files under the
 # package, the calculators that read them). The tiny model's weights and corpus (1.9 MB) are only read by
-# the prefill/decode stepper; its tokenizer and config stay in the package (the tokenizer calculator uses
+# the prefill/decode stepper and the token walk; its tokenizer and config stay in the package (the tokenizer calculator uses
 # them). Snippets get everything. tests/test_on_demand_data.py checks the lists against the files each
 # calculator really opens.
 ON_DEMAND = {"tiny_lm": (("data/tiny_lm/model.safetensors", "data/tiny_lm/corpus.txt", "data/tiny_lm/heldout.txt"),
-                         ("prefill_decode",))}
+                         ("prefill_decode", "token_walk"))}
 
 
 def _record_hash(data: bytes) -> str:

@@ -5,7 +5,8 @@ calls these functions with plain strings; each returns one JSON string, which th
 
     run(code)                   {"ok": true, "value": <value of the code's last expression>}   window.chapter2.run
     run_script(code)            {"ok": true, "value": {"stdout": ..., "error": <traceback or null>}}   snippets, .exec
-    calc(name, raw_json, module)  {"ok": true, "value": <the calculator's outputs>}   calculators
+    calc(name, raw_json, module, hub_json)  {"ok": true, "value": <the calculator's outputs>}   calculators
+    hub(model_id, kind, replies_json)       {"ok": true, "value": {"fetch": [...]} | {"record": ...} | {"error": ...}}
     versions()                  {"chapter2": ..., "numpy": ...}
 
 A failure is {"ok": false, "error": <its last line>, "traceback": ...}, or {"ok": false, "oom": true, ...}
@@ -106,15 +107,31 @@ def run_script(code: str) -> str:
     return json.dumps({"ok": True, "value": {"stdout": out.getvalue(), "error": error}})
 
 
-def calc(name: str, raw_json: str, module: str | None = None) -> str:
+def calc(name: str, raw_json: str, module: str | None = None, hub_json: str | None = None) -> str:
     """Calculator `name` on the form's raw strings (`compute_json`). `module`: the one that defines it (the
-    site's calculators.json), imported alone so that a page's first result does not wait for every module."""
+    site's calculators.json), imported alone so that a page's first result does not wait for every module.
+    `hub_json`: the records of the Hub model ids the page looked up for this form ({id: record}), which the
+    calculator reads its model from (chapter2.calculators._hub)."""
     from chapter2.calculators import compute_json
 
     try:
+        if hub_json:
+            from chapter2.calculators import _hub
+
+            _hub.remember(hub_json)
         if module:
             importlib.import_module(module)
         return '{"ok": true, "value": ' + compute_json(name, raw_json) + "}"
+    except BaseException as err:
+        return _error(err)
+
+
+def hub(model_id: str, kind: str, replies_json: str) -> str:
+    """One step of a Hub lookup (`chapter2.hub.step_json`): what to fetch next, or the record, or the error."""
+    from chapter2.hub import step_json
+
+    try:
+        return '{"ok": true, "value": ' + step_json(model_id, kind, replies_json) + "}"
     except BaseException as err:
         return _error(err)
 

@@ -26,21 +26,25 @@ import hashlib
 import html
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._checks import as_list, finite_real, positive_int, real
-from .format import counted, si, sig
+from .format import counted, share, si, sig
 
-__all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "band", "lane", "grid", "diagram", "render",
-           "render_bars", "bar_text", "check", "digest", "linspace", "logspace"]
+__all__ = ["PALETTE", "INK", "ChartSpec", "chart", "series", "point", "rule", "band", "lane", "grid", "diagram", "canvas",
+           "shape", "arrow", "label", "render", "render_bars", "bar_text", "check", "digest", "linspace", "logspace",
+           "shared"]
 
 INK = "#8a8f98"  # axes and grid: mid grey, readable on white and on Material's slate background
 PALETTE = ["#3f7fd8", "#e0712c", "#2ca58d", "#c2459b", "#8c6bd6", "#b8a12a"]
 KINDS = ("line", "step", "scatter", "bars")
-SPEC_KINDS = ("xy", "grid", "diagram")  # a plot with axes (chart()), a table of coloured cells (grid()), boxes (diagram())
+SPEC_KINDS = ("xy", "grid", "diagram", "heatmap", "canvas")  # a plot with axes (chart()), a table of coloured
+# cells (grid()), boxes (diagram()), rows a reader can hover or tap (chapter2.heatmap.heatmap()), shapes placed by
+# the caller (canvas(): a picture, e.g. memory and tiles)
 W, FONT = 320, 13  # viewBox width and font size (user units); the page scales the SVG to its column:
 # 320 units drawn on a 375 px phone (a column of about 310 px) keep 13-unit text at 12.6 px
 TOP, RIGHT, BOTTOM = 10, 14, 38
+CHAR_W = 0.52 * FONT  # the average width of a character of the charts' sans-serif text (user units)
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,18 @@ class ChartSpec:
     y_range: tuple | None = None
     height: int = 240
     kind: str = "xy"
+    y_tick_chars: int = 0  # room for this many characters of y tick labels at least: charts stacked one above
+    # the other (a function and its slope) give the same number, so that their x axes line up
 
     def __post_init__(self):
         if self.kind not in SPEC_KINDS:
             raise ValueError(f"chart kind must be one of {', '.join(SPEC_KINDS)}, got {self.kind!r}")
+        if self.kind == "xy":  # an axis title is one line of text along its axis: longer, it is cut at the edge
+            for name, room in (("x_label", W - 8), ("y_label", self.height - 8)):
+                text, most = getattr(self, name), int(room / CHAR_W)
+                if len(text) > most:
+                    raise ValueError(f"{name} must fit its axis in one line, at most {most} characters at this size; "
+                                     f"got {len(text)}: {text!r}")
 
 
 # ------------------------------------------------------------------ data (what calculators return)
@@ -142,14 +154,28 @@ def lane(label: str, edges, *, color: int | None = None) -> dict:
     return g
 
 
-def chart(series=(), points=(), rules=(), summary: str = "", lanes=(), bands=()) -> dict:
+def chart(series=(), points=(), rules=(), summary: str = "", lanes=(), bands=(), *, x_ticks=None,
+          x_range=None, y_range=None) -> dict:
     """The value a calculator returns for a chart output (kind "xy"). `lanes`: `lane()` blocks above the plot;
-    `bands`: `band()` shaded regions under everything else."""
+    `bands`: `band()` shaded regions under everything else.
+
+    `x_ticks`: [(x, label)], named positions on the x axis instead of numbered ticks (query rows "q4" ..
+    "q7", one per category). `x_range`, `y_range`: (lo, hi) fixed for this drawing, overriding the spec's
+    and the data's extent: a stepper keeps its axes still from step to step, so only the marks move.
+    """
     data = {"series": list(series), "points": list(points), "rules": list(rules), "summary": str(summary)}
     if lanes:  # only when there are some: the data (and digest) of charts without them stay as they were
         data["lanes"] = list(lanes)
     if bands:
         data["bands"] = list(bands)
+    if x_ticks is not None:
+        data["x_ticks"] = [[_r(x), str(text)] for x, text in as_list("x_ticks", x_ticks, what="a list of (x, label)")]
+    for key, extent in (("x_range", x_range), ("y_range", y_range)):
+        if extent is not None:
+            lo, hi = (_r(finite_real(key, v)) for v in as_list(key, extent, what="(lo, hi)"))
+            if not lo < hi:
+                raise ValueError(f"{key} must be (lo, hi) with lo < hi, got {extent!r}")
+            data[key] = [lo, hi]
     return data
 
 
@@ -203,6 +229,10 @@ def logspace(lo: float, hi: float, n: int) -> list[float]:
 def _numbers(data: dict):
     for g in data.get("lanes", ()):
         yield from g["edges"]
+    for x, _ in data.get("x_ticks", ()):
+        yield x
+    yield from data.get("x_range", ())
+    yield from data.get("y_range", ())
     for s in data["series"]:
         yield from s["x"]
         yield from s["y"]
@@ -217,6 +247,7 @@ def _numbers(data: dict):
 
 
 XY_KEYS = {"series", "points", "rules", "summary"}
+XY_OPTIONAL = {"lanes", "bands", "x_ticks", "x_range", "y_range"}
 GRID_KEYS = {"rows", "cols", "cells", "keys", "groups", "marks", "label_chars", "col_text", "summary"}
 
 
@@ -234,7 +265,15 @@ def check(spec: ChartSpec, data: dict) -> None:
     if spec.kind == "diagram":
         _check_diagram(data)
         return
-    if not isinstance(data, dict) or not XY_KEYS <= set(data) <= XY_KEYS | {"lanes", "bands"}:
+    if spec.kind == "heatmap":
+        from .heatmap import check_heatmap
+
+        check_heatmap(data)
+        return
+    if spec.kind == "canvas":
+        _check_canvas(data)
+        return
+    if not isinstance(data, dict) or not XY_KEYS <= set(data) <= XY_KEYS | XY_OPTIONAL:
         raise TypeError(f"data must be a chart output built with chapter2.charts.chart(), got {type(data).__name__}")
     try:  # one C loop over every number: a nan or an infinity makes the sum nan or infinite
         finite = math.isfinite(math.fsum(_numbers(data)))
@@ -247,7 +286,8 @@ def check(spec: ChartSpec, data: dict) -> None:
         values += [r["at"] for r in data["rules"] if r["axis"] == axis]
         values += [v for b in data.get("bands", ()) if b["axis"] == axis for v in (b["lo"], b["hi"])]
         if axis == "x":
-            values += [v for g in data.get("lanes", ()) for v in g["edges"]]
+            values += [v for g in data.get("lanes", ()) for v in g["edges"]] + [x for x, _ in data.get("x_ticks", ())]
+        values += data.get(f"{axis}_range", [])
         if log and any(v <= 0 for v in values):
             raise ValueError(f"the chart's {axis} axis is logarithmic but has a value <= 0")
 
@@ -346,27 +386,26 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
 
 
 def tick_text(v: float) -> str:
-    """1500 -> '1.5k', 1e12 -> '1T', 0.25 -> '0.25', 1e-4 -> '1e-4'."""
+    """1500 -> '1.5k', 1e12 -> '1T', 0.25 -> '0.25', 1e-4 -> '0.0001': SI prefixes, never e-notation."""
     v = real("v", v)
     if v == 0:
         return "0"
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+    for scale, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(v) >= scale:
-            return f"{v / scale:.4g}{prefix}"
-    if abs(v) < 1e-3:
-        mantissa, exp = f"{v:.2e}".split("e")
-        return f"{float(mantissa):g}e{int(exp)}"
-    return f"{v:.4g}"
-
-
-def value_text(v: float) -> str:
-    """A number in the text alternative: 4 significant digits, SI prefixes from 10,000."""
-    v = real("v", v)
-    if abs(v) >= 1e4:
-        return tick_text(float(f"{v:.4g}"))
-    if 0 < abs(v) < 1e-3:
-        return tick_text(float(f"{v:.3g}"))
+            return f"{sig(v / scale, 4)}{prefix}"
     return sig(v, 4)
+
+
+def value_text(v: float, scale: float | None = None) -> str:
+    """A number in the text alternative, as the pages write numbers (3 significant digits, `sig`), with SI prefixes
+    from 10,000 ('3.7T'). `scale`, the largest magnitude on its axis: a value under 10^-4 of it reads "0" (GELU's
+    -5.9 × 10⁻⁹ at x = -6 on a plot up to 6), as a reader of the drawing sees it."""
+    v = real("v", v)
+    if scale and abs(v) < 1e-4 * abs(scale):
+        return "0"
+    if abs(v) >= 1e4:
+        return tick_text(float(f"{v:.3g}"))
+    return sig(v, 3)
 
 
 # ------------------------------------------------------------------ drawing
@@ -430,12 +469,14 @@ def _band(b: dict, xa: _Axis, ya: _Axis, box, color: str) -> str:
             f'height="{_f(bottom - top)}" fill="{color}" fill-opacity="0.13"/>{label}')
 
 
-def _notes(points, xa: _Axis, ya: _Axis, box) -> list[str]:
+def _notes(points, xa: _Axis, ya: _Axis, box, dots=()) -> list[str]:
     """Labels written beside their points ("\n" breaks a label into lines): right of the point where the text
     fits, else left of it; above it, or below it near the top; moved down (or up) a line while it would
-    overlap a label already placed."""
+    overlap a label already placed or one of the `dots` (every point drawn, (x, y) in user units)."""
     x0, x1, y0, y1 = box
-    placed, out, line = [], [], FONT + 3
+    out, line = [], FONT + 3
+    # a dot as the boxes below are kept: (left, first baseline, width, height - line), covering it and 2 units more
+    placed = [(dx - 7, dy - 7 + line, 14, 14 - line) for dx, dy in dots]
     for p in sorted(points, key=lambda p: ya(p["y"])):
         px, py, lines = xa(p["x"]), ya(p["y"]), p["label"].split("\n")
         width, height = 0.56 * FONT * max(len(t) for t in lines), line * len(lines)
@@ -465,6 +506,32 @@ def _notes(points, xa: _Axis, ya: _Axis, box) -> list[str]:
 
 LANE, MAX_BLOCKS = 14, 64  # lane height; at most this many blocks per lane (more are merged, in equal runs):
 # 64 blocks of 4 units in a plot about 255 units wide, each one a visible tick on a phone
+
+
+def _crosses(rect, lines) -> bool:
+    """Whether any of the polylines ([(x, y)] in user units) passes through rect (left, top, right, bottom)."""
+    left, top, right, bottom = rect
+    for pts in lines:
+        for (ax, ay), (bx, by) in zip(pts, pts[1:], strict=False):
+            if max(ax, bx) < left or min(ax, bx) > right or max(ay, by) < top or min(ay, by) > bottom:
+                continue
+            for i in range(21):  # a segment near the box: look along it
+                t = i / 20
+                px, py = ax + t * (bx - ax), ay + t * (by - ay)
+                if left <= px <= right and top <= py <= bottom:
+                    return True
+    return False
+
+
+def _text_box(left: float, baseline: float, chars: int) -> tuple[float, float, float, float]:
+    """The box (left, top, right, bottom) a one-line label of `chars` characters takes, written from `left` on
+    `baseline`: CHAR_W a character, 0.8 FONT above the baseline, 0.25 FONT below it."""
+    return (left, baseline - FONT * 0.8, left + CHAR_W * chars, baseline + FONT * 0.25)
+
+
+def _overlaps(a, b) -> bool:
+    """Whether two boxes (left, top, right, bottom) share any area."""
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _lane(g: dict, xa: _Axis, x0: float, x1: float, color: str) -> str:
@@ -497,8 +564,14 @@ def describe(spec: ChartSpec, data: dict) -> str:
     """The text alternative: axes, each series from first to last value, the markers, the rules."""
     _spec(spec)
 
+    xs = [abs(v) for s in data["series"] for v in s["x"]] + [abs(p["x"]) for p in data["points"]]
+    ys = [abs(v) for s in data["series"] for v in s["y"]] + [abs(p["y"]) for p in data["points"]]
+    x_scale, y_scale = max(xs, default=None), max(ys, default=None)
+
+    names = {x: text for x, text in data.get("x_ticks", ())}
+
     def pair(x, y):
-        return f"{value_text(y)} at {value_text(x)}"
+        return f"{value_text(y, y_scale)} at {names.get(x) or value_text(x, x_scale)}"
 
     parts = [f"x axis: {spec.x_label}{' (log scale)' if spec.x_log else ''}; "
              f"y axis: {spec.y_label}{' (log scale)' if spec.y_log else ''}."]
@@ -509,7 +582,7 @@ def describe(spec: ChartSpec, data: dict) -> str:
         else:
             lo, hi = min(s["y"]), max(s["y"])
             parts.append(f"{s['label'] or 'Series'}: from {pair(s['x'][0], s['y'][0])} to {pair(s['x'][-1], s['y'][-1])}"
-                         f" (lowest {value_text(lo)}, highest {value_text(hi)}).")
+                         f" (lowest {value_text(lo, y_scale)}, highest {value_text(hi, y_scale)}).")
     marked = [f"{p['label'] or 'point'}: {pair(p['x'], p['y'])}" for p in data["points"]]
     if marked:
         parts.append("Marked: " + "; ".join(marked) + ".")
@@ -526,26 +599,61 @@ def describe(spec: ChartSpec, data: dict) -> str:
     return " ".join(parts)
 
 
+def _values(spec: ChartSpec, data: dict) -> tuple[list, list]:
+    """Every x and every y an xy plot must hold: its series, points, rules, lanes and named ticks (and 0 under
+    bars)."""
+    lanes = data.get("lanes", ())
+    xs = [v for s in data["series"] for v in s["x"]] + [p["x"] for p in data["points"]]
+    xs += [r["at"] for r in data["rules"] if r["axis"] == "x"] + [v for g in lanes for v in g["edges"]]
+    xs += [x for x, _ in data.get("x_ticks", ())]
+    ys = [v for s in data["series"] for v in s["y"]] + [p["y"] for p in data["points"]]
+    ys += [r["at"] for r in data["rules"] if r["axis"] == "y"]
+    if any(s["kind"] == "bars" for s in data["series"]) and not spec.y_log:
+        ys.append(0.0)
+    return xs, ys
+
+
+def shared(spec: ChartSpec, datas) -> ChartSpec:
+    """`spec` with every axis it leaves to the data fixed to the range `render` would give all of `datas` together:
+    two charts drawn one beside the other on the same axes (A beside B: chapter2.calculators' compare)."""
+    if _spec(spec).kind != "xy":
+        return spec
+    datas = as_list("datas", datas, what="a list of chart data")
+    if not datas:
+        raise ValueError("datas must hold at least one chart's data, got an empty list")
+    xs, ys = [], []
+    for data in datas:
+        check(spec, data)
+        x, y = _values(spec, data)
+        xs, ys = xs + x, ys + y
+    xa, ya = _Axis(xs, spec.x_log, spec.x_range, 0, 1), _Axis(ys, spec.y_log, spec.y_range, 1, 0, pad=1.1)
+    return replace(spec, x_range=(xa.lo, xa.hi), y_range=(ya.lo, ya.hi))  # (a range a chart's data fixes wins)
+
+
 def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
     """The chart as an HTML fragment: <figure> with the SVG (title, desc, axes, series, markers) and a legend."""
     if _spec(spec).kind == "grid":
         return _render_grid(spec, data, uid=uid, title=title)
     if spec.kind == "diagram":
         return _render_diagram(data, uid=uid, title=title)
+    if spec.kind == "heatmap":
+        from .heatmap import render_heatmap
+
+        return render_heatmap(spec, data, uid=uid, title=title)
+    if spec.kind == "canvas":
+        return _render_canvas(data, uid=uid, title=title)
     e = html.escape
     h = spec.height
     lanes = data.get("lanes", ())
     top = TOP + (LANE + 8 if lanes else 0)  # a lane of blocks above the plot
-    xs = [v for s in data["series"] for v in s["x"]] + [p["x"] for p in data["points"]]
-    xs += [r["at"] for r in data["rules"] if r["axis"] == "x"] + [v for g in lanes for v in g["edges"]]
-    ys = [v for s in data["series"] for v in s["y"]] + [p["y"] for p in data["points"]]
-    ys += [r["at"] for r in data["rules"] if r["axis"] == "y"]
-    if any(s["kind"] == "bars" for s in data["series"]) and not spec.y_log:
-        ys.append(0.0)
-    ya = _Axis(ys, spec.y_log, spec.y_range, h - BOTTOM, top, pad=1.1)
+    xs, ys = _values(spec, data)
+    ya = _Axis(ys, spec.y_log, data.get("y_range") or spec.y_range, h - BOTTOM, top, pad=1.1)
     labels = [tick_text(t) for t in ya.ticks]
-    left = 28 + round(0.6 * FONT * max(len(t) for t in labels))
-    xa = _Axis(xs, spec.x_log, spec.x_range, left, W - RIGHT)
+    left = 28 + round(0.6 * FONT * max(spec.y_tick_chars, *(len(t) for t in labels)))
+    xa = _Axis(xs, spec.x_log, data.get("x_range") or spec.x_range, left, W - RIGHT)
+    x_labels = [tick_text(t) for t in xa.ticks]
+    if "x_ticks" in data:  # named positions: these ticks, these labels
+        xa.ticks, x_labels = [x for x, _ in data["x_ticks"]], [text for _, text in data["x_ticks"]]
     x0, x1, y0, y1 = left, W - RIGHT, h - BOTTOM, top
 
     out = [f'<svg class="c2-chart__svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" '
@@ -557,10 +665,10 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
         y = _f(ya(t))
         grid.append(f"M{x0} {y}H{x1}")
         text.append(f'<text x="{x0 - 5}" y="{y}" dy="0.35em" text-anchor="end">{e(label)}</text>')
-    for t in xa.ticks:
+    for t, label in zip(xa.ticks, x_labels, strict=True):
         x = _f(xa(t))
         grid.append(f"M{x} {y0}V{y1}")
-        text.append(f'<text x="{x}" y="{y0 + 15}" text-anchor="middle">{e(tick_text(t))}</text>')
+        text.append(f'<text x="{x}" y="{y0 + 15}" text-anchor="middle">{e(label)}</text>')
     out.append(f'<path class="c2-chart__grid" d="{"".join(grid)}" stroke="{INK}" stroke-opacity="0.3" fill="none"/>')
     out.append(f'<path d="M{x0} {y1}V{y0}H{x1}" stroke="{INK}" fill="none"/>')
     out.append(f'<g fill="currentColor">{"".join(text)}'
@@ -589,34 +697,56 @@ def render(spec: ChartSpec, data: dict, *, uid: str, title: str) -> str:
         out.append(_lane(g, xa, x0, x1, _color(g.get("color"), len(data["series"]) + i)))
     # rules and markers
     n_top = n_bottom = 0
+    lines = [[(xa(x), ya(y)) for x, y in zip(s["x"], s["y"], strict=True)]
+             for s in data["series"] if s["kind"] in ("line", "step")]
+
     def inside(x, y):  # marks outside a fixed range are left out (the lines are clipped)
         return x0 - 1 <= x <= x1 + 1 and y1 - 1 <= y <= y0 + 1
 
-    for r in data["rules"]:
-        if not inside(xa(r["at"]) if r["axis"] == "x" else x0, ya(r["at"]) if r["axis"] == "y" else y0):
-            continue
-        if r["axis"] == "x":  # labels of vertical rules stack from the top (or the bottom), one line each
-            x = xa(r["at"])
-            right = x > x0 + 0.7 * (x1 - x0)
-            out.append(f'<path d="M{_f(x)} {y0}V{y1}" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3"/>')
-            if r["label"]:
-                y = y0 - 5 - 14 * n_bottom if r.get("bottom") else y1 + 11 + 14 * n_top
-                n_bottom, n_top = (n_bottom + 1, n_top) if r.get("bottom") else (n_bottom, n_top + 1)
-                out.append(f'<text x="{_f(x - 4 if right else x + 4)}" y="{_f(y)}" fill="currentColor" '
-                           f'text-anchor="{"end" if right else "start"}">{e(r["label"])}</text>')
-        else:
-            y = ya(r["at"])
-            out.append(f'<path d="M{x0} {_f(y)}H{x1}" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3"/>')
-            if r["label"]:
-                below = y < y1 + 14
-                out.append(f'<text x="{x1 - 4}" y="{_f(y + 13 if below else y - 4)}" fill="currentColor" '
-                           f'text-anchor="end">{e(r["label"])}</text>')
+    # label boxes written so far (the tick labels among them): a vertical rule's label goes where it meets
+    # neither one of them nor a curve
+    taken = [(x0 - 5 - CHAR_W * len(label), ya(t) - FONT * 0.45, x0 - 5, ya(t) + FONT * 0.45)
+             for t, label in zip(ya.ticks, labels, strict=True)]
+    taken += [_text_box(xa(t) - CHAR_W * len(label) / 2, y0 + 15, len(label)) for t, label in zip(xa.ticks, x_labels, strict=True)]
+
+    def free(box) -> bool:
+        return not _crosses(box, lines) and not any(_overlaps(box, t) for t in taken)
+
+    rules = [r for r in data["rules"]
+             if inside(xa(r["at"]) if r["axis"] == "x" else x0, ya(r["at"]) if r["axis"] == "y" else y0)]
+    for r in (r for r in rules if r["axis"] == "y"):  # horizontal rules first: their labels sit at the right end
+        y = ya(r["at"])
+        out.append(f'<path d="M{x0} {_f(y)}H{x1}" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3"/>')
+        if r["label"]:
+            ty = y + 13 if y < y1 + 14 else y - 4
+            taken.append(_text_box(x1 - 4 - CHAR_W * len(r["label"]), ty, len(r["label"])))
+            out.append(f'<text class="c2-chart__rule" x="{x1 - 4}" y="{_f(ty)}" fill="currentColor" '
+                       f'text-anchor="end">{e(r["label"])}</text>')
+    for r in (r for r in rules if r["axis"] == "x"):  # labels of vertical rules stack from the top (or the bottom)
+        x = xa(r["at"])
+        right = x > x0 + 0.7 * (x1 - x0)
+        out.append(f'<path d="M{_f(x)} {y0}V{y1}" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3"/>')
+        if r["label"]:  # at its end of the line (top or bottom), beside it; elsewhere if a curve or a label is there
+            width = CHAR_W * len(r["label"])
+            tries = []
+            for extra in range(3):  # its own row at either end first; one or two rows further in if need be
+                for bottom in (bool(r.get("bottom")), not r.get("bottom")):
+                    for side in (right, not right):
+                        ty = y0 - 5 - 14 * (n_bottom + extra) if bottom else y1 + 11 + 14 * (n_top + extra)
+                        tx = x - 4 - width if side else x + 4
+                        tries.append((bottom, side, ty, _text_box(tx, ty, len(r["label"]))))
+            bottom, side, y, box = next((t for t in tries if free(t[3])), tries[0])
+            taken.append(box)
+            n_bottom, n_top = (n_bottom + 1, n_top) if bottom else (n_bottom, n_top + 1)
+            out.append(f'<text class="c2-chart__rule" x="{_f(x - 4 if side else x + 4)}" y="{_f(y)}" '
+                       f'fill="currentColor" text-anchor="{"end" if side else "start"}">{e(r["label"])}</text>')
     for p in data["points"]:
         if inside(xa(p["x"]), ya(p["y"])):
             out.append(f'<circle class="c2-chart__pt" cx="{_f(xa(p["x"]))}" cy="{_f(ya(p["y"]))}" r="5" '
                        f'fill="{_color(p.get("color"), -1)}" stroke="#fff" stroke-width="1.5"/>')
+    drawn = [(xa(p["x"]), ya(p["y"])) for p in data["points"] if inside(xa(p["x"]), ya(p["y"]))]
     out.extend(_notes([p for p in data["points"] if p.get("note") and inside(xa(p["x"]), ya(p["y"]))],
-                      xa, ya, (x0, x1, y0, y1)))
+                      xa, ya, (x0, x1, y0, y1), dots=drawn))
     out.append("</svg>")
     # legend: HTML text, wraps on a phone
     keys = [(s["label"], _key(s["kind"], _color(s.get("color"), i), s.get("dash", False)))
@@ -644,8 +774,10 @@ def describe_grid(spec: ChartSpec, data: dict) -> str:
     _spec(spec)
     _check_grid(data)
     cols, rows, cells = data["cols"], data["rows"], data["cells"]
+    named = len(cols) - next((i for i, c in enumerate(reversed(cols)) if c), len(cols))  # trailing unnamed ones left out
+    rest = f"; {counted(len(cols) - named, 'more column')} without a label" if named < len(cols) else ""
     parts = [f"Grid of {len(rows)} rows ({spec.y_label}: {', '.join(rows)}) by {len(cols)} columns "
-             f"({spec.x_label}: {', '.join(repr(c) for c in cols)})."]
+             f"({spec.x_label}: {', '.join(f'“{c}”' for c in cols[:named])}{rest})."]
     if data["groups"]:
         parts.append("Column groups: " + "; ".join(f"{g['label']}, columns {g['start'] + 1} to {g['end']}"
                                                   for g in data["groups"]) + ".")
@@ -774,20 +906,31 @@ def bar_text(v: float) -> str:
     return si(v, "", 3) if abs(v) >= 1e6 else sig(v, 3)
 
 
-def render_bars(pairs) -> str:
+def _share_html(v: float, total: float) -> str:
+    """' (70.2 %)': a bar's share of the sum, one decimal as the pages write a part's share (`format.share`), on a
+    line of its own under the value (chapter2.css), so that the labels keep their room on a phone."""
+    return f'<span class="c2-bar__share"> ({share(v / total)})</span>' if total > 0 else ""
+
+
+def render_bars(pairs, *, shares: bool = False) -> str:
     """[label, value] pairs as HTML bars (<meter>: accessible, no inline CSS), for the build and the browser.
 
     The values are non-negative. Where the positive ones span LOG_BARS or more, each bar's length is its
     value's logarithm from a tenth of the smallest to the largest, so that the small bars stay visible, and
     the box says "log scale"; else lengths are proportional from zero. Each bar carries its value (data-value,
     9 significant digits) for tests and scripts.
+
+    `shares=True` (parts of one whole: where a model's parameters sit) keeps the lengths proportional whatever
+    the spread, so that a part a hundred times smaller looks it, and prints each part's share of the sum after
+    its value ("5.64 (70 %)").
     """
     pairs = as_list("pairs", pairs, what="a list of [label, value] pairs")
     values = [float(v) for _, v in pairs]
     if any(not math.isfinite(v) or v < 0 for v in values):
         raise ValueError("bars: every value must be a finite number >= 0")
     positive = [v for v in values if v > 0] or [1.0]
-    log = max(positive) >= LOG_BARS * min(positive)
+    log = not shares and max(positive) >= LOG_BARS * min(positive)
+    total = sum(values)
     if log:
         lo, hi = math.log10(min(positive) / 10), math.log10(max(positive))
         length = [(math.log10(v) if v > 0 else lo, lo, hi) for v in values]
@@ -797,7 +940,7 @@ def render_bars(pairs) -> str:
     rows = "".join(
         f'<div class="c2-bar" data-value="{v:.9g}"><span class="c2-bar__label">{e(str(label))}</span>'
         f'<meter min="{lo:.6g}" max="{hi:.6g}" value="{x:.6g}"></meter>'
-        f'<span class="c2-bar__value">{e(bar_text(v))}</span></div>'
+        f'<span class="c2-bar__value">{e(bar_text(v))}{_share_html(v, total) if shares else ""}</span></div>'
         for (label, v), (x, lo, hi) in zip(pairs, length, strict=True))
     scale = '<p class="c2-bars__scale">log scale: each bar\'s length is its value\'s logarithm</p>' if log else ""
     return f'<div class="c2-bars" data-scale="{"log" if log else "linear"}">{rows}</div>{scale}'
@@ -975,3 +1118,130 @@ def _render_diagram(data: dict, *, uid: str, title: str) -> str:
            f'<title id="{uid}-t">{e(title)}</title><desc id="{uid}-d">{e(describe_diagram(data))}</desc>',
            "".join(shapes), f'<g fill="currentColor">{"".join(text)}</g></svg>']
     return f'<figure class="c2-chart c2-chart--diagram" data-digest="{digest(data)}">{"".join(out)}</figure>'
+
+
+# ------------------------------------------------------------------ canvases (ChartSpec kind "canvas")
+
+CANVAS_KEYS = {"height", "shapes", "arrows", "labels", "keys", "summary"}
+CANVAS_FONT, CANVAS_LINE = 12, 14  # text size and line height (user units): 11.6 px on a 375 px phone
+LINES = ("", "solid", "dashed", "thick")
+
+
+def shape(x, y, w, h, text: str = "", *, color: int | None = None, alpha: float = 1.0, line: str = "solid",
+          bold: bool = False) -> dict:
+    """A rectangle of a `canvas()`, in the drawing's units (W = 320 wide), its text centred in it ("\\n" breaks
+    lines). color: a palette index filled at `alpha` (-1: INK; None: no fill); line: its outline, one of
+    LINES ("" none, "thick" marks the thing that matters at this step)."""
+    if line not in LINES:
+        raise ValueError(f"line must be one of {LINES}, got {line!r}")
+    a = finite_real("alpha", alpha, low=0, high=1)
+    x, y, w, h = (finite_real(n, v) for n, v in (("x", x), ("y", y), ("w", w), ("h", h)))
+    return {"x": _r(x), "y": _r(y), "w": _r(w), "h": _r(h), "text": str(text),
+            "color": None if color is None else _palette_index("color", color), "alpha": _r(a), "line": line,
+            "bold": bool(bold)}
+
+
+def arrow(points, text: str = "", *, color: int | None = None, at: str = "first") -> dict:
+    """A line through `points` [(x, y), ...] with an arrowhead at the last; its text beside the middle of its
+    first segment (`at` "first") or of its last ("last"): right of a vertical one (left of it in the right
+    half of the drawing), above a horizontal one. color: palette index, None or -1 the text colour."""
+    pts = [[_r(x), _r(y)] for x, y in as_list("points", points, what="a list of (x, y)")]
+    if len(pts) < 2:
+        raise ValueError("an arrow needs at least two points")
+    if at not in ("first", "last"):
+        raise ValueError(f"at must be 'first' or 'last', got {at!r}")
+    return {"points": pts, "text": str(text), "color": None if color is None else _palette_index("color", color),
+            "at": at}
+
+
+def label(x, y, text: str, *, anchor: str = "start", bold: bool = False) -> dict:
+    """A line of text of a `canvas()`, its baseline at y; anchor 'start', 'middle' or 'end'."""
+    if anchor not in ("start", "middle", "end"):
+        raise ValueError(f"anchor must be 'start', 'middle' or 'end', got {anchor!r}")
+    x, y = finite_real("x", x), finite_real("y", y)
+    return {"x": _r(x), "y": _r(y), "text": str(text), "anchor": anchor, "bold": bool(bold)}
+
+
+def canvas(height, shapes=(), arrows=(), labels=(), *, keys=(), summary: str = "") -> dict:
+    """The value a calculator returns for a chart output of kind "canvas": a picture the caller lays out
+    (`shape()` rectangles with text, `arrow()`s, `label()`s) in a drawing W = 320 units wide and `height`
+    tall, so that it reads on a phone (12-unit text: 11.6 px at 375 px) and scales up on a desktop.
+
+    keys: [(text, palette index)], the legend (what each colour means). summary: the text alternative,
+    which must say everything the picture shows (a screen reader gets only it).
+    """
+    data = {"height": _r(finite_real("height", height, low=0, low_open=True)), "shapes": list(shapes),
+            "arrows": list(arrows), "labels": list(labels),
+            "keys": [{"label": str(t), "color": _palette_index("keys", c)} for t, c in keys], "summary": str(summary)}
+    _check_canvas(data)
+    return data
+
+
+def _check_canvas(data) -> None:
+    if not isinstance(data, dict) or set(data) != CANVAS_KEYS:
+        raise TypeError(f"data must be a canvas built with chapter2.charts.canvas(), got {type(data).__name__}")
+    if not data["summary"]:
+        raise ValueError("a canvas needs its summary: the text alternative of the picture")
+    h = data["height"]
+    numbers = [h] + [v for s in data["shapes"] for v in (s["x"], s["y"], s["w"], s["h"])]
+    numbers += [v for a in data["arrows"] for p in a["points"] for v in p] + [v for t in data["labels"] for v in (t["x"], t["y"])]
+    if not all(math.isfinite(v) for v in numbers):
+        raise ValueError("the canvas has a value that is not a finite number")
+    slack = 0.5
+    for s in data["shapes"]:
+        if s["w"] <= 0 or s["h"] <= 0 or s["x"] < -slack or s["y"] < -slack or s["x"] + s["w"] > W + slack \
+                or s["y"] + s["h"] > h + slack:
+            raise ValueError(f"canvas shape {s['text']!r} is empty or outside the {W} x {h} drawing")
+    for p in [p for a in data["arrows"] for p in a["points"]] + [[t["x"], t["y"]] for t in data["labels"]]:
+        if not (-slack <= p[0] <= W + slack and -slack <= p[1] <= h + slack):
+            raise ValueError(f"canvas point {p} is outside the {W} x {h} drawing")
+
+
+def _render_canvas(data: dict, *, uid: str, title: str) -> str:
+    e = html.escape
+    h = data["height"]
+    out = [f'<svg class="c2-chart__svg" viewBox="0 0 {W} {_f(h)}" width="{W}" height="{_f(h)}" role="img" '
+           f'aria-labelledby="{uid}-t" aria-describedby="{uid}-d" font-size="{CANVAS_FONT}">',
+           f'<title id="{uid}-t">{e(title)}</title><desc id="{uid}-d">{e(data["summary"])}</desc>']
+    text, groups = [], {}  # shapes grouped by their look (fewer attributes: a stepper ships many drawings)
+    for s in data["shapes"]:
+        fill = "none" if s["color"] is None else _color(s["color"], 0)
+        opacity = f' fill-opacity="{s["alpha"]:g}"' if s["color"] is not None and s["alpha"] < 1 else ""
+        stroke = {"": "", "solid": ' stroke="currentColor" stroke-opacity="0.55"',
+                  "dashed": ' stroke="currentColor" stroke-opacity="0.7" stroke-dasharray="4 3"',
+                  "thick": ' stroke="currentColor" stroke-width="2.5"'}[s["line"]]
+        groups.setdefault(f'<g fill="{fill}"{opacity}{stroke}>', []).append(
+            f'<rect x="{_f(s["x"])}" y="{_f(s["y"])}" width="{_f(s["w"])}" height="{_f(s["h"])}"/>')
+        lines = s["text"].split("\n") if s["text"] else []
+        first = s["y"] + s["h"] / 2 - CANVAS_LINE * (len(lines) - 1) / 2 + 0.35 * CANVAS_FONT  # baseline of line 1
+        weight = ' font-weight="700"' if s["bold"] else ""
+        for i, line in enumerate(lines):
+            text.append(f'<text x="{_f(s["x"] + s["w"] / 2)}" y="{_f(first + i * CANVAS_LINE)}"{weight}>{e(line)}</text>')
+    out.extend(f'{g}{"".join(rects)}</g>' for g, rects in groups.items())
+    text = [f'<g text-anchor="middle">{"".join(text)}</g>'] if text else []
+    for a in data["arrows"]:
+        color = "currentColor" if a["color"] is None or a["color"] < 0 else _color(a["color"], 0)
+        pts = a["points"]
+        (x1, y1), (x2, y2) = pts[-2], pts[-1]
+        length = math.hypot(x2 - x1, y2 - y1) or 1.0
+        ux, uy = (x2 - x1) / length, (y2 - y1) / length
+        tip = [(x2, y2), (x2 - 7 * ux - 4 * uy, y2 - 7 * uy + 4 * ux), (x2 - 7 * ux + 4 * uy, y2 - 7 * uy - 4 * ux)]
+        body = pts[:-1] + [[x2 - 6 * ux, y2 - 6 * uy]]
+        out.append(f'<path d="M{" L".join(f"{_f(x)} {_f(y)}" for x, y in body)}" stroke="{color}" stroke-width="2" '
+                   f'fill="none"/><path d="M{" L".join(f"{_f(x)} {_f(y)}" for x, y in tip)}Z" fill="{color}"/>')
+        if a["text"]:
+            (ax, ay), (bx, by) = pts[:2] if a["at"] == "first" else pts[-2:]
+            mx, my = (ax + bx) / 2, (ay + by) / 2
+            vertical = abs(bx - ax) < abs(by - ay)  # beside a vertical segment (on the side with room), else above
+            x, y, anchor = ((mx + 6, my, "start") if mx < W / 2 else (mx - 6, my, "end")) if vertical else (mx, my - 5, "middle")
+            text.append(f'<text class="c2-chart__note" x="{_f(x)}" y="{_f(y)}" dy="{"0.35em" if vertical else "0"}" '
+                        f'text-anchor="{anchor}" stroke-width="3.5" stroke-linejoin="round" paint-order="stroke">'
+                        f'{e(a["text"])}</text>')
+    for t in data["labels"]:
+        weight = ' font-weight="700"' if t["bold"] else ""
+        text.append(f'<text x="{_f(t["x"])}" y="{_f(t["y"])}" text-anchor="{t["anchor"]}"{weight}>{e(t["text"])}</text>')
+    out.append(f'<g fill="currentColor">{"".join(text)}</g></svg>')
+    legend = "".join(f'<li>{_key("bars", _color(k["color"], i), False)}{e(k["label"])}</li>'
+                     for i, k in enumerate(data["keys"]))
+    legend = f'<ul class="c2-chart__legend">{legend}</ul>' if legend else ""
+    return f'<figure class="c2-chart c2-chart--canvas" data-digest="{digest(data)}">{"".join(out)}{legend}</figure>'

@@ -32,6 +32,7 @@ from importlib import resources
 from numbers import Integral
 
 from ._checks import positive_int
+from .config_reader import ConfigReader
 
 __all__ = ["Denoiser", "DenoiserParams", "PassFlops", "Linear", "Conv", "Attention", "LinearAttention", "Weights",
            "FAMILIES", "SUPPORTED", "IMAGE", "TEXT", "JOINT", "SAMPLE", "published_config",
@@ -139,50 +140,15 @@ def _embedder(name, fan_in, d, rows=SAMPLE, count=1):
 
 
 # ------------------------------------------------------------------ config fields
-class _Fields:
-    """Reads a config dict with the class's defaults, naming field, value and expectation on bad input."""
+class _Fields(ConfigReader):
+    """A diffusers config read with its class's defaults (`chapter2.config_reader.ConfigReader`): a null is a value,
+    as diffusers passes it to the class; messages name the class, the field, the value and what was expected."""
 
     def __init__(self, config: dict, defaults: dict):
-        self.config, self.defaults, self.cls = config, defaults, config.get("_class_name")
-
-    def raw(self, key):
-        return self.config.get(key, self.defaults.get(key))
-
-    def int(self, key, *, allow_zero=False) -> int:
-        value = self.raw(key)
-        if isinstance(value, bool) or not isinstance(value, Integral) or value < (0 if allow_zero else 1):
-            low = "a whole number >= 0" if allow_zero else "a positive whole number"
-            raise ValueError(f"{self.cls} config field {key!r} must be {low}, got {value!r}")
-        return int(value)
-
-    def num(self, key) -> float:
-        value = self.raw(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise ValueError(f"{self.cls} config field {key!r} must be a positive number, got {value!r}")
-        return float(value)
-
-    def ints(self, key, n=None) -> tuple:
-        value = self.raw(key)
-        if isinstance(value, Integral) and not isinstance(value, bool) and n is not None:
-            value = [value] * n
-        if not isinstance(value, list | tuple) or not value or (n is not None and len(value) != n) or not all(
-                isinstance(v, Integral) and not isinstance(v, bool) and v > 0 for v in value):
-            size = f"{n} " if n is not None else ""
-            raise ValueError(f"{self.cls} config field {key!r} must be a list of {size}positive whole numbers, "
-                             f"got {value!r}")
-        return tuple(int(v) for v in value)
-
-    def choice(self, key, options):
-        value = self.raw(key)
-        if value not in options:
-            raise ValueError(f"{self.cls} config field {key!r} must be one of {list(options)}, got {value!r}")
-        return value
-
-    def flag(self, key) -> bool:
-        value = self.raw(key)
-        if not isinstance(value, bool):
-            raise ValueError(f"{self.cls} config field {key!r} must be true or false, got {value!r}")
-        return value
+        self.cls = config.get("_class_name")
+        super().__init__(config, defaults, f"{self.cls} config", owner=str(self.cls), config_class=str(self.cls),
+                         null_is_value=True)
+        self.config = config
 
 
 # ------------------------------------------------------------------ families
@@ -228,15 +194,15 @@ def _single_stream(d, head_dim, blocks, hidden):
 
 def _flux(f: _Fields):
     heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
-    d, n2, n1 = heads * hd, f.int("num_layers"), f.int("num_single_layers", allow_zero=True)
+    d, n2, n1 = heads * hd, f.int("num_layers"), f.int("num_single_layers", zero=True)
     p = f.int("patch_size")
-    out = f.raw("out_channels") or f.int("in_channels")
+    out = f.int("out_channels", optional=True) or f.int("in_channels")
     parts = [*_embedder("time", 256, d), *_embedder("pooled_text", f.int("pooled_projection_dim"), d),
              Linear("context_embedder", f.int("joint_attention_dim"), d, TEXT), Linear("x_embedder", f.int("in_channels"), d, IMAGE),
              *_double_stream(d, hd, n2, 6, 6, 4 * d),
              *_single_stream(d, hd, n1, 4 * d),
              Linear("norm_out", d, 2 * d, SAMPLE), Linear("proj_out", d, p * p * out, IMAGE)]
-    if f.flag("guidance_embeds"):
+    if f.bool("guidance_embeds"):
         parts += _embedder("guidance", 256, d)
     return parts
 
@@ -248,11 +214,11 @@ def _sd3(f: _Fields):
     dual = f.raw("dual_attention_layers") or ()
     qk = f.choice("qk_norm", (None, "rms_norm")) is not None
     if f.int("caption_projection_dim") != d:
-        raise ValueError(f"SD3Transformer2DModel config field 'caption_projection_dim' must equal num_attention_heads × "
+        raise ValueError(f"{f.name('caption_projection_dim')} must equal num_attention_heads × "
                          f"attention_head_dim ({d}), got {f.raw('caption_projection_dim')!r}")
     n_dual = len([i for i in dual if isinstance(i, Integral) and 0 <= i < n])
     if n_dual != len(dual):
-        raise ValueError(f"SD3Transformer2DModel config field 'dual_attention_layers' must list block indices below "
+        raise ValueError(f"{f.name('dual_attention_layers')} must list block indices below "
                          f"num_layers ({n}), got {dual!r}")
     parts = [Conv("pos_embed", c_in, d, p * p, IMAGE), *_embedder("time", 256, d),
              *_embedder("pooled_text", f.int("pooled_projection_dim"), d),
@@ -283,7 +249,7 @@ def _wan(f: _Fields):
     d, n, ffn = heads * hd, f.int("num_layers"), f.int("ffn_dim")
     pt, ph, pw = f.ints("patch_size", 3)
     if f.raw("image_dim") is not None or f.raw("added_kv_proj_dim") is not None:
-        raise ValueError(f"WanTransformer3DModel config fields 'image_dim' and 'added_kv_proj_dim' must be null "
+        raise ValueError(f"{f.name('image_dim')} and ['added_kv_proj_dim'] must be null "
                          f"(text-to-video), got {f.raw('image_dim')!r} and {f.raw('added_kv_proj_dim')!r}")
     qk = f.choice("qk_norm", (None, "rms_norm_across_heads")) is not None
     parts = [Conv("patch_embedding", f.int("in_channels"), d, pt * ph * pw, IMAGE),
@@ -297,7 +263,7 @@ def _wan(f: _Fields):
              *_mlp("ffn", d, ffn, IMAGE, n), Linear("proj_out", d, pt * ph * pw * f.int("out_channels"), IMAGE)]
     if qk:
         parts.append(Weights("qk_norm", 4 * d, n))
-    if f.flag("cross_attn_norm"):
+    if f.bool("cross_attn_norm"):
         parts.append(Weights("norm2", 2 * d, n))
     return parts
 
@@ -337,7 +303,7 @@ def _unet_encoder(f: _Fields, cls: str, check_up: bool = True):
     for key, options in checks:
         value = f.raw(key)
         if not isinstance(value, list | tuple) or len(value) != levels or any(v not in options for v in value):
-            raise ValueError(f"{cls} config field {key!r} must list {levels} of {list(options)}, got {value!r}")
+            raise ValueError(f"{f.name(key)} must list {levels} of {list(options)}, got {value!r}")
     down = f.raw("down_block_types")
     f.choice("mid_block_type", ("UNetMidBlock2DCrossAttn",))
     f.choice("addition_embed_type", (None, "text_time"))
@@ -417,12 +383,12 @@ def _pixart(f: _Fields):
     d, n, p = heads * hd, f.int("num_layers"), f.int("patch_size")
     f.choice("norm_type", ("ada_norm_single",))
     if f.raw("use_additional_conditions") is not False:
-        raise ValueError(f"PixArtTransformer2DModel config field 'use_additional_conditions' must be false (PixArt-Σ), "
+        raise ValueError(f"{f.name('use_additional_conditions')} must be false (PixArt-Σ), "
                          f"got {f.raw('use_additional_conditions')!r}")
     if f.int("cross_attention_dim") != d:
-        raise ValueError(f"PixArtTransformer2DModel config field 'cross_attention_dim' must equal num_attention_heads × "
+        raise ValueError(f"{f.name('cross_attention_dim')} must equal num_attention_heads × "
                          f"attention_head_dim ({d}), got {f.raw('cross_attention_dim')!r}")
-    bias = f.flag("attention_bias")
+    bias = f.bool("attention_bias")
     parts = [Conv("pos_embed", f.int("in_channels"), d, p * p, IMAGE), *_embedder("time", 256, d),
              Linear("adaln_single", d, 6 * d, SAMPLE), *_embedder("caption", f.int("caption_channels"), d, TEXT),
              Weights("scale_shift_tables", 6 * d, n), Weights("out_scale_shift", 2 * d),
@@ -431,7 +397,7 @@ def _pixart(f: _Fields):
              Linear("cross.kv", d, 2 * d, TEXT, bias, n), Attention("cross", IMAGE, TEXT, d, n),
              Linear("cross.out", d, d, IMAGE, True, n), *_mlp("ff", d, 4 * d, IMAGE, n),
              Linear("proj_out", d, p * p * f.int("out_channels"), IMAGE)]
-    if f.flag("norm_elementwise_affine"):
+    if f.bool("norm_elementwise_affine"):
         parts.append(Weights("block_norms", 4 * d, n))
     return parts
 
@@ -446,10 +412,10 @@ def _sana(f: _Fields):
     f.choice("guidance_embeds", (False,))
     f.choice("interpolation_scale", (None,))
     if f.int("cross_attention_dim") != d:
-        raise ValueError(f"SanaTransformer2DModel config field 'cross_attention_dim' must equal num_attention_heads × "
+        raise ValueError(f"{f.name('cross_attention_dim')} must equal num_attention_heads × "
                          f"attention_head_dim ({d}), got {f.raw('cross_attention_dim')!r}")
-    hidden = int(f.num("mlp_ratio") * d)
-    bias = f.flag("attention_bias")
+    hidden = int(f.real("mlp_ratio") * d)
+    bias = f.bool("attention_bias")
     parts = [Conv("patch_embed", f.int("in_channels"), d, p * p, IMAGE), *_embedder("time", 256, d),
              Linear("adaln_single", d, 6 * d, SAMPLE), *_embedder("caption", f.int("caption_channels"), d, TEXT),
              Weights("caption_norm", d), Weights("scale_shift_tables", 6 * d, n), Weights("out_scale_shift", 2 * d),
@@ -459,8 +425,8 @@ def _sana(f: _Fields):
              Linear("cross.out", xw, d, IMAGE, True, n),
              Conv("ff.inverted", d, 2 * hidden, 1, IMAGE, True, n), Conv("ff.depthwise", 1, 2 * hidden, 9, IMAGE, True, n),
              Conv("ff.point", hidden, d, 1, IMAGE, False, n),
-             Linear("proj_out", d, p * p * (f.raw("out_channels") or f.int("in_channels")), IMAGE)]
-    if f.flag("norm_elementwise_affine"):
+             Linear("proj_out", d, p * p * (f.int("out_channels", optional=True) or f.int("in_channels")), IMAGE)]
+    if f.bool("norm_elementwise_affine"):
         parts.append(Weights("norm2", 2 * d, n))
     return parts
 
@@ -469,9 +435,9 @@ def _hunyuan_video(f: _Fields):
     """HunyuanVideo: FLUX.1's double- and single-stream blocks over a 3D patch embedding, after a token refiner
     (small transformer blocks with self-attention over the text tokens alone)."""
     heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
-    d, n2, n1, nr = heads * hd, f.int("num_layers"), f.int("num_single_layers", allow_zero=True), f.int("num_refiner_layers")
+    d, n2, n1, nr = heads * hd, f.int("num_layers"), f.int("num_single_layers", zero=True), f.int("num_refiner_layers")
     p, pt = f.int("patch_size"), f.int("patch_size_t")
-    hidden, txt = int(d * f.num("mlp_ratio")), f.int("text_embed_dim")
+    hidden, txt = int(d * f.real("mlp_ratio")), f.int("text_embed_dim")
     f.choice("qk_norm", ("rms_norm",))
     f.choice("image_condition_type", (None,))
     parts = [Conv("x_embedder", f.int("in_channels"), d, pt * p * p, IMAGE),
@@ -484,7 +450,7 @@ def _hunyuan_video(f: _Fields):
              *_embedder("time", 256, d), *_embedder("pooled_text", f.int("pooled_projection_dim"), d),
              *_double_stream(d, hd, n2, 6, 6, hidden), *_single_stream(d, hd, n1, hidden),
              Linear("norm_out", d, 2 * d, SAMPLE), Linear("proj_out", d, pt * p * p * f.int("out_channels"), IMAGE)]
-    if f.flag("guidance_embeds"):
+    if f.bool("guidance_embeds"):
         parts += _embedder("guidance", 256, d)
     return parts
 
@@ -496,10 +462,10 @@ def _ltx_video(f: _Fields):
     d, n = heads * hd, f.int("num_layers")
     f.choice("qk_norm", ("rms_norm_across_heads",))
     if f.int("cross_attention_dim") != d:
-        raise ValueError(f"LTXVideoTransformer3DModel config field 'cross_attention_dim' must equal num_attention_heads × "
+        raise ValueError(f"{f.name('cross_attention_dim')} must equal num_attention_heads × "
                          f"attention_head_dim ({d}), got {f.raw('cross_attention_dim')!r}")
     p, pt = f.int("patch_size"), f.int("patch_size_t")
-    bias, out_bias = f.flag("attention_bias"), f.flag("attention_out_bias")
+    bias, out_bias = f.bool("attention_bias"), f.bool("attention_out_bias")
     return [Linear("proj_in", f.int("in_channels") * pt * p * p, d, IMAGE), *_embedder("time", 256, d),
             Linear("adaln_single", d, 6 * d, SAMPLE), *_embedder("caption", f.int("caption_channels"), d, TEXT),
             Weights("scale_shift_tables", 6 * d, n), Weights("out_scale_shift", 2 * d), Weights("qk_norms", 4 * d, n),
@@ -516,16 +482,16 @@ def _cogvideox(f: _Fields):
     heads, hd = f.int("num_attention_heads"), f.int("attention_head_dim")
     d, n, p, te = heads * hd, f.int("num_layers"), f.int("patch_size"), f.int("time_embed_dim")
     if f.raw("patch_size_t") is not None or f.raw("ofs_embed_dim") is not None:
-        raise ValueError(f"CogVideoXTransformer3DModel config fields 'patch_size_t' and 'ofs_embed_dim' must be null "
+        raise ValueError(f"{f.name('patch_size_t')} and ['ofs_embed_dim'] must be null "
                          f"(CogVideoX 1.0), got {f.raw('patch_size_t')!r} and {f.raw('ofs_embed_dim')!r}")
-    if f.flag("use_learned_positional_embeddings"):
-        raise ValueError("CogVideoXTransformer3DModel config field 'use_learned_positional_embeddings' must be false, "
+    if f.bool("use_learned_positional_embeddings"):
+        raise ValueError(f"{f.name('use_learned_positional_embeddings')} must be false, "
                          "got True")
-    affine = 2 * d if f.flag("norm_elementwise_affine") else 0
+    affine = 2 * d if f.bool("norm_elementwise_affine") else 0
     return [Conv("patch_embed", f.int("in_channels"), d, p * p, IMAGE), Linear("text_proj", f.int("text_embed_dim"), d, TEXT),
             Linear("time.1", d, te, SAMPLE), Linear("time.2", te, te, SAMPLE),
             Linear("mod", te, 12 * d, SAMPLE, True, n), Weights("norms", 2 * affine, n), Weights("qk_norms", 4 * hd, n),
-            Linear("qkv", d, 3 * d, JOINT, f.flag("attention_bias"), n), Attention("attn", JOINT, JOINT, d, n),
+            Linear("qkv", d, 3 * d, JOINT, f.bool("attention_bias"), n), Attention("attn", JOINT, JOINT, d, n),
             Linear("out", d, d, JOINT, True, n), *_mlp("ff", d, 4 * d, JOINT, n), Weights("norm_final", 2 * d),
             Linear("norm_out", te, 2 * d, SAMPLE), Weights("norm_out.norm", affine),
             Linear("proj_out", d, p * p * f.int("out_channels"), IMAGE)]
@@ -540,7 +506,7 @@ def _mochi(f: _Fields):
     f.choice("qk_norm", ("rms_norm",))
     f.choice("activation_fn", ("swiglu",))
     ff, ff_t = (4 * d * 2) // 3, (4 * dt * 2) // 3
-    out = f.raw("out_channels") or f.int("in_channels")
+    out = f.int("out_channels", optional=True) or f.int("in_channels")
     return [Conv("patch_embed", f.int("in_channels"), d, p * p, IMAGE), *_embedder("time", f.int("time_embed_dim"), d),
             # attention pooling of the prompt: one query (the masked mean) over the mean and the tokens, 8 heads
             Linear("pooler.kv", txt, 2 * txt, "text+1"), Linear("pooler.q", txt, txt, SAMPLE),
@@ -757,7 +723,9 @@ class Denoiser:
         if not self.video and frames != 1:
             raise ValueError(f"frames must be 1 for an image denoiser ({self.class_name}), got {frames}")
         if self.video and (frames - 1) % self.vae_temporal:
-            raise ValueError(f"frames must be 1 + a multiple of {self.vae_temporal} for {self.class_name}, got {frames}")
+            below = 1 + (frames - 1) // self.vae_temporal * self.vae_temporal
+            raise ValueError(f"frames must be 1 + a multiple of {self.vae_temporal} for {self.class_name} "
+                             f"({below} or {below + self.vae_temporal}), got {frames}")
         step = self.vae_spatial * 2 ** (self.levels - 1)
         sides = []
         for name, px, patch in (("height", height, self.patch[1]), ("width", width, self.patch[2])):
@@ -850,14 +818,14 @@ def vae_decoder(config) -> Denoiser:
     chans = f.ints("block_out_channels")
     up = f.raw("up_block_types")
     if not isinstance(up, list | tuple) or len(up) != len(chans) or any(u != "UpDecoderBlock2D" for u in up):
-        raise ValueError(f"AutoencoderKL config field 'up_block_types' must list {len(chans)} 'UpDecoderBlock2D', "
+        raise ValueError(f"{f.name('up_block_types')} must list {len(chans)} 'UpDecoderBlock2D', "
                          f"got {up!r}")
     z, lpb, top = f.int("latent_channels"), f.int("layers_per_block"), len(chans) - 1
     latent, c = f"s{top}", chans[-1]
     parts = [Conv("conv_in", z, c, 9, latent), *_vae_resnet("mid.res", c, c, latent, 2)]
-    if f.flag("use_post_quant_conv"):
+    if f.bool("use_post_quant_conv"):
         parts.append(Conv("post_quant_conv", z, z, 1, latent))
-    if f.flag("mid_block_add_attention"):  # one head as wide as the channels, over every latent pixel
+    if f.bool("mid_block_add_attention"):  # one head as wide as the channels, over every latent pixel
         parts += [Weights("mid.attn.norm", 2 * c), Linear("mid.attn.qkv", c, 3 * c, latent),
                   Attention("mid.attn", latent, latent, c), Linear("mid.attn.out", c, c, latent)]
     rev, prev = chans[::-1], chans[-1]

@@ -25,7 +25,8 @@ every component with its `_source`): the denoiser from its transformer/ or unet/
 (`chapter2.denoiser`: every matmul at the rows it sees, attention joint, cross or text-only, exact against
 diffusers), the text encoders from their configs (`chapter2.text_encoder`, exact against transformers), the VAE
 decoder from its AutoencoderKL config at the output size (other VAEs: not costed), and steps, guidance and size
-from the diffusers pipeline's defaults (a model card where the pipeline leaves the size open). With thousands
+from the diffusers pipeline's `__call__` defaults, or from the model card where a preset says so
+(`DiffusionModel.card_settings`). With thousands
 of tokens per pass the denoiser does thousands of operations per weight byte: like prefill, it is compute bound
 (section 2.4.3). Attention's share of the FLOPs grows with the token count; it equals the rest at
 `attention_crossover_tokens`.
@@ -44,7 +45,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from ._checks import dtype_bytes as _dtype_bytes
-from ._checks import positive_int
+from ._checks import finite_real, float_array, positive_int
 from .denoiser import Denoiser, published_config, vae_decoder
 from .text_encoder import TextEncoder
 from .hardware import get_gpu, tensor_dtype
@@ -54,6 +55,7 @@ __all__ = [
     "DiffusionModel",
     "MODELS",
     "denoiser_passes",
+    "guided_prediction",
     "latent_frames",
     "latent_tokens_image",
     "latent_tokens_video",
@@ -84,6 +86,26 @@ def denoiser_passes(steps, guidance=True) -> int:
 # --8<-- [end:denoiser_passes]
 
 
+# --8<-- [start:guided_prediction]
+def guided_prediction(conditional, unconditional, scale):
+    """Classifier-free guidance's mix of one step's two predictions (Ho and Salimans 2022, arXiv:2207.12598):
+    unconditional + scale x (conditional - unconditional), the prediction the sampler then applies.
+
+    `conditional` comes from the pass with the prompt, `unconditional` from the pass with the negative (or
+    empty) prompt: numbers, or arrays of one shape. At scale 1 the mix is the conditional prediction; a larger
+    scale moves past it, away from the unconditional one. (Qwen-Image's pipeline then rescales the mix to the
+    conditional prediction's norm; the two passes it needs are the same.)
+    """
+    scale = finite_real("scale", scale)
+    cond = float_array("conditional", conditional)
+    uncond = float_array("unconditional", unconditional)
+    if cond.shape != uncond.shape:
+        raise ValueError(f"conditional and unconditional must have one shape, got {cond.shape} and {uncond.shape}")
+    mix = uncond + scale * (cond - uncond)
+    return float(mix) if mix.ndim == 0 else mix
+# --8<-- [end:guided_prediction]
+
+
 def few_step_saving(base_steps=50, base_guidance=True, few_steps=8, few_guidance=False) -> float:
     """Share of denoiser passes a few-step model saves: 1 - passes(few) / passes(base).
 
@@ -105,12 +127,16 @@ FEW_STEP_SPEEDUP = (0.80, 0.90)  # and run "80 to 90 percent faster" than the fu
 
 def latent_frames(frames, temporal=1) -> int:
     """Frames in the latent. A causal video VAE keeps the first frame alone and packs the rest
-    `temporal` at a time, so frames must be 1 + a multiple of `temporal` (Wan 2.1: 81 -> 21)."""
+    `temporal` at a time, so frames must be 1 + a multiple of `temporal`. Each VAE sets its own
+    `temporal` (its `DiffusionModel.vae_temporal`): 4 for Wan 2.1, HunyuanVideo and CogVideoX (81 -> 21),
+    6 for Mochi-1 (19 -> 4), 8 for LTX-Video (161 -> 21)."""
     frames, temporal = positive_int("frames", frames), positive_int("temporal", temporal)
     if temporal == 1:
         return frames
     if (frames - 1) % temporal:
-        raise ValueError(f"frames must be 1 + a multiple of {temporal} for this VAE, got {frames}")
+        below = 1 + (frames - 1) // temporal * temporal
+        raise ValueError(f"frames must be 1 + a multiple of {temporal} for this VAE ({below} or {below + temporal}), "
+                         f"got {frames}")
     return 1 + (frames - 1) // temporal
 
 
@@ -170,6 +196,10 @@ GUIDANCE_MODES = {
 }
 
 
+CARD_SETTINGS = ("steps", "guidance", "size")
+"""The settings a preset may take from its model card instead of its diffusers pipeline's `__call__` defaults."""
+
+
 @dataclass(frozen=True)
 class DiffusionModel:
     """A text-to-image or text-to-video pipeline, read from one description: its model_index.json-level file in
@@ -180,6 +210,12 @@ class DiffusionModel:
     (None for the video and DC-AE VAEs, whose decode is not costed). `patch` is (time, height, width).
     `objective` is what the denoiser predicts (a key of `OBJECTIVES`), `objective_source` who says so.
     A model with two experts (Wan 2.2 A14B) stores `stored_params` and runs `denoiser_params` per pass.
+
+    `default_steps`, `guidance_mode` and `default_size` are the diffusers pipeline's `__call__` defaults except
+    the settings named in `card_settings` ("steps", "guidance", "size"), which follow the model card
+    (`card_source`): FLUX.1 [schnell]'s 4 steps (the pipeline's default is 28), Qwen-Image's 1328² and its true
+    CFG (the pipeline's default is 1024², and it runs the second pass only when given a negative prompt, which
+    the model card passes), Wan 14B's 1280 × 720 (the pipeline's default is 832 × 480).
     """
 
     key: str
@@ -202,6 +238,8 @@ class DiffusionModel:
     objective: str | None  # None for a bare pasted config, whose training objective is not known
     objective_source: str | None
     experts: int = 1
+    card_settings: tuple = ()  # settings that follow the model card, not the pipeline's __call__ defaults
+    card_source: str | None = None
 
     def __post_init__(self):
         if self.objective is None and self.objective_source is None:  # a bare pasted config: not known
@@ -212,6 +250,10 @@ class DiffusionModel:
             raise ValueError(f"{self.name}: objective_source must cite a paper, model card or config (https://...)")
         if self.guidance_mode not in GUIDANCE_MODES:
             raise ValueError(f"{self.name}: guidance must be one of {', '.join(GUIDANCE_MODES)}, got {self.guidance_mode!r}")
+        if not set(self.card_settings) <= set(CARD_SETTINGS):
+            raise ValueError(f"{self.name}: card_settings must be among {', '.join(CARD_SETTINGS)}, got {self.card_settings!r}")
+        if self.card_settings and not (self.card_source or "").startswith("https://"):
+            raise ValueError(f"{self.name}: settings from a model card must cite it (https://...)")
 
     @property
     def guidance(self) -> bool:
@@ -296,10 +338,15 @@ def load_pipeline(key) -> DiffusionModel:
     encoders = tuple((TextEncoder.from_transformers(_data("text_encoders", f"{e['config']}.json")), e["tokens"])
                      for e in p["text_encoders"])
     decoder = vae_decoder(_data("vae", f"{vae['config']}.json")) if vae["config"] else None
+    card = tuple(k for k in CARD_SETTINGS if f"{k}_source" in dflt)
+    sources = {dflt[f"{k}_source"] for k in card}
+    if len(sources) > 1:
+        raise ValueError(f"{key}: settings from more than one model card: {sorted(sources)}")
     return DiffusionModel(
         key, p["name"], p["kind"], arch, den, encoders, vae, decoder, dflt["denoiser_text_tokens"], layers, width,
         dflt["steps"], dflt["guidance"], (dflt["width"], dflt["height"]), dflt["frames"], p["_source"], dflt["fps"],
-        p["objective"], p["objective_source"], experts=2 if p.get("transformer_2") else 1)
+        p["objective"], p["objective_source"], experts=2 if p.get("transformer_2") else 1, card_settings=card,
+        card_source=sources.pop() if sources else None)
 
 
 PIPELINES = ("flux1-dev", "flux1-schnell", "sd3.5-medium", "sd3.5-large", "qwen-image", "sana-1600m-1024px",
@@ -331,45 +378,86 @@ def model_from_config(config, *, name="pasted config.json") -> DiffusionModel:
 
 @dataclass(frozen=True)
 class PublishedSize:
-    """A denoiser's parameter count as its makers published it (None: they have not published one)."""
+    """A generator's parameter count as its makers published it (None: they have not published one), and, where
+    this package ships its configs (`preset`, a name in `MODELS`), the count from those configs, which diffusers
+    builds to the same number on the meta device (tests/test_diffusion_denoisers.py).
+
+    `active_params`: the parameters one token runs, where the model is a mixture of experts and its makers say
+    (None for a dense model, whose active parameters are all of them, and where they do not say).
+    `moe`: the model routes tokens to experts. `open_weights`: its weights are published.
+    """
 
     name: str
     kind: str  # "image" or "video"
     released: str  # year-month of the release or report
     denoiser_params: float | None
     source: str
+    open_weights: bool = True
+    preset: str | None = None
+    moe: bool = False
+    active_params: float | None = None
+
+    @property
+    def params(self) -> float | None:
+        """Every parameter the model stores: counted from the shipped configs where there are some (both experts of
+        Wan 2.2 A14B), else as published."""
+        return float(MODELS[self.preset].stored_params) if self.preset else self.denoiser_params
+
+    @property
+    def active(self) -> float | None:
+        """Parameters one token (or one denoiser pass) runs: one expert of a two-expert preset, a mixture of
+        experts' published active count, or all of a dense model's; None where not published."""
+        if self.preset:
+            return float(MODELS[self.preset].denoiser_params)
+        return self.active_params if self.moe else self.denoiser_params
 
 
-# Denoiser sizes as published, to weigh the chapter's "video models have three to five times the parameters
-# of image models" (section 2.3.3). The page's presets come from `MODELS`; the rest are cited here.
+# Sizes as published, to weigh the chapter's "video models have three to five times the parameters of image models"
+# (section 2.3.3); where the configs ship (`preset`), the count comes from them.
 PUBLISHED_SIZES = (  # image models, then video models, each by release date
     # SDXL paper (arXiv:2307.01952): "a 2.6B parameter UNet".
-    PublishedSize("SDXL", "image", "2023-07", 2.6e9, "https://arxiv.org/abs/2307.01952"),
+    PublishedSize("SDXL", "image", "2023-07", 2.6e9, "https://arxiv.org/abs/2307.01952", preset="SDXL"),
     # OpenAI's DALL-E 3 paper ("Improving Image Generation with Better Captions") and system card give no size.
-    PublishedSize("DALL·E 3", "image", "2023-10", None, "https://cdn.openai.com/papers/dall-e-3.pdf"),
+    PublishedSize("DALL·E 3", "image", "2023-10", None, "https://cdn.openai.com/papers/dall-e-3.pdf",
+                  open_weights=False),
     # The model card: "a 12 billion parameter rectified flow transformer".
-    PublishedSize("FLUX.1 [dev]", "image", "2024-08", 12e9, "https://huggingface.co/black-forest-labs/FLUX.1-dev"),
+    PublishedSize("FLUX.1 [dev]", "image", "2024-08", 12e9, "https://huggingface.co/black-forest-labs/FLUX.1-dev",
+                  preset="FLUX.1-dev"),
     # Stability AI's release post: "At 8.1 billion parameters" (an MMDiT, rectified flow like SD3).
     PublishedSize("Stable Diffusion 3.5 Large", "image", "2024-10", 8.1e9,
-                  "https://stability.ai/news/introducing-stable-diffusion-3-5"),
+                  "https://stability.ai/news/introducing-stable-diffusion-3-5", preset="SD3.5-Large"),
+    # The model card: "a new open-source image generative foundation model with 17B parameters" (a sparse DiT whose
+    # feed-forward layers are a mixture of experts; no active count published).
+    PublishedSize("HiDream-I1", "image", "2025-04", 17e9, "https://huggingface.co/HiDream-ai/HiDream-I1-Full",
+                  moe=True),
     # The Qwen-Image report: a 20B MMDiT.
-    PublishedSize("Qwen-Image", "image", "2025-08", 20e9,
-                  "https://arxiv.org/abs/2508.02324"),
+    PublishedSize("Qwen-Image", "image", "2025-08", 20e9, "https://arxiv.org/abs/2508.02324", preset="Qwen-Image"),
+    # The model card: a mixture of experts with 64 experts, "a total of 80 billion parameters" and "13 billion
+    # activated per token"; an autoregressive language model that generates the image itself (diffusion inside
+    # the LLM), not a separate denoiser.
+    PublishedSize("HunyuanImage 3.0", "image", "2025-09", 80e9, "https://huggingface.co/tencent/HunyuanImage-3.0",
+                  moe=True, active_params=13e9),
+    # The model card: "a 32 billion parameter rectified flow transformer" (dense).
+    PublishedSize("FLUX.2 [dev]", "image", "2025-11", 32e9, "https://huggingface.co/black-forest-labs/FLUX.2-dev"),
     # OpenAI's Sora technical report ("Video generation models as world simulators") gives no size.
     PublishedSize("Sora", "video", "2024-02", None,
-                  "https://openai.com/index/video-generation-models-as-world-simulators/"),
+                  "https://openai.com/index/video-generation-models-as-world-simulators/", open_weights=False),
     # Movie Gen (Meta), arXiv:2410.13720: "Our largest video generation model is a 30B parameter transformer".
-    PublishedSize("Movie Gen Video", "video", "2024-10", 30e9, "https://arxiv.org/abs/2410.13720"),
+    PublishedSize("Movie Gen Video", "video", "2024-10", 30e9, "https://arxiv.org/abs/2410.13720", open_weights=False),
     # HunyuanVideo (Tencent), arXiv:2412.03603: "a video generative model with over 13 billion parameters".
-    PublishedSize("HunyuanVideo", "video", "2024-12", 13e9, "https://arxiv.org/abs/2412.03603"),
+    PublishedSize("HunyuanVideo", "video", "2024-12", 13e9, "https://arxiv.org/abs/2412.03603", preset="HunyuanVideo"),
     # The Wan report: 1.3B and 14B models.
-    PublishedSize("Wan 2.1 T2V 1.3B", "video", "2025-02", 1.3e9,
-                  "https://arxiv.org/abs/2503.20314"),
-    PublishedSize("Wan 2.1 T2V 14B", "video", "2025-02", 14e9,
-                  "https://arxiv.org/abs/2503.20314"),
+    PublishedSize("Wan 2.1 T2V 1.3B", "video", "2025-02", 1.3e9, "https://arxiv.org/abs/2503.20314",
+                  preset="Wan2.1-T2V-1.3B"),
+    PublishedSize("Wan 2.1 T2V 14B", "video", "2025-02", 14e9, "https://arxiv.org/abs/2503.20314",
+                  preset="Wan2.1-T2V-14B"),
     # Step-Video-T2V (StepFun), arXiv:2502.10248: "a state-of-the-art text-to-video pre-trained model with 30B
     # parameters".
     PublishedSize("Step-Video-T2V", "video", "2025-02", 30e9, "https://arxiv.org/abs/2502.10248"),
+    # The model card: "A14B": two 14B experts (high noise, low noise), one per denoising step; 27B in total as
+    # published, counted here from the shipped transformer config (both experts have its shape).
+    PublishedSize("Wan 2.2 T2V A14B", "video", "2025-07", 27e9, "https://huggingface.co/Wan-AI/Wan2.2-T2V-A14B",
+                  preset="Wan2.2-T2V-A14B", moe=True),
 )
 
 

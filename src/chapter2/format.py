@@ -41,6 +41,9 @@ def sig(value: float, digits: int = 3) -> str:
 
     The integer part is always shown in full (4237.1 with 3 digits is "4,237",
     not "4.24e+03"); digits after the point only as far as `digits` asks.
+    Beyond what digits can say in a line (from 10^15 up, or below 10^-6) the
+    number is a power of ten in words a reader knows: "5.92 × 10⁻⁹", never
+    e-notation.
     """
     bad = _finite_or_text(_real(value))
     if bad is not None:
@@ -48,11 +51,30 @@ def sig(value: float, digits: int = 3) -> str:
     if value == 0:
         return "0"
     magnitude = math.floor(math.log10(abs(value)))
+    if magnitude >= 15 or magnitude < -6:
+        return powers_of_ten(value, digits)
     decimals = max(0, digits - 1 - magnitude)
     text = f"{value:,.{decimals}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in {"-0", ""} else text
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def powers_of_ten(value: float, digits: int = 3) -> str:
+    """`value` as a mantissa of `digits` significant digits times a power of ten: 5.92e-9 -> "5.92 × 10⁻⁹"."""
+    value = _real(value)
+    bad = _finite_or_text(value)
+    if bad is not None:
+        return bad
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{value:.{max(1, int(digits)) - 1}e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    power = f"10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+    return power if mantissa == "1" else f"-{power}" if mantissa == "-1" else f"{mantissa} × {power}"
 
 
 def si(value: float, unit: str = "", digits: int = 3) -> str:
@@ -72,33 +94,28 @@ def nbytes(value: float, digits: int = 3) -> str:
 
 
 def number(value: float, digits: int = 4) -> str:
-    """A plain number with `digits` significant digits (Python's `g` format, used by calculators)."""
-    bad = _finite_or_text(_real(value))
-    if bad is not None:
-        return bad
-    return f"{value:.{digits}g}"
+    """A plain number with `digits` significant digits (`sig`): never an exponent, 1e9 -> "1,000,000,000"."""
+    return sig(value, digits)
 
 
 def plain(value: float) -> str:
-    """A calculator's number: 4 significant digits (`number`), and from 1,000 up the whole number with
-    separators, never an exponent: 0.01234 -> "0.01234", 295.34 -> "295.3", 123456.7 -> "123,457"."""
-    value = _real(value)
-    return f"{value:,.0f}" if value >= 1000 else number(value, 4)
+    """A calculator's number, written as the pages write numbers (`sig`, 3 significant digits): 0.9995 -> "1",
+    295.34 -> "295", 1365.3 -> "1,365", 0.01234 -> "0.0123". A number a page names as a fact reads the same in a
+    calculator's default output."""
+    return sig(_real(value), 3)
 
 
 def duration(seconds: float) -> str:
     """A time for people, 3 significant digits in the largest unit that reads well:
     4.6e-5 -> "46 µs", 0.00464 -> "4.64 ms", 1.3 -> "1.3 s", 690 -> "11.5 min", 9720 -> "2.7 h"."""
     seconds = _real(seconds, "seconds")
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.3g} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.3g} ms"
-    if seconds < 120:
-        return f"{seconds:.3g} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.3g} min"
-    return f"{seconds / 3600:,.3g} h"
+    bad = _finite_or_text(seconds)
+    if bad is not None:
+        return bad
+    for limit, scale, unit in ((1e-3, 1e-6, "µs"), (1, 1e-3, "ms"), (120, 1, "s"), (7200, 60, "min")):
+        if abs(seconds) < limit:
+            return f"{sig(seconds / scale, 3)} {unit}"
+    return f"{sig(seconds / 3600, 3)} h"
 
 
 def counted(n: int, noun: str) -> str:
@@ -108,6 +125,64 @@ def counted(n: int, noun: str) -> str:
     if not isinstance(noun, str) or not noun:
         raise TypeError(f"counted: noun must be a non-empty string, got {noun!r}")
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _places(places: Any) -> int:
+    if isinstance(places, bool) or not isinstance(places, int) or places < 0:
+        raise TypeError(f"places must be a whole number of decimals (an int >= 0), got {type(places).__name__}: "
+                        f"{places!r}")
+    return places
+
+
+def decimals(x: float, places: int, unit: str = "") -> Num:
+    """`x` rounded to `places` decimals (trailing zeros dropped), as a `Num`: decimals(16.0605, 1) -> "16.1"."""
+    x, places = _real(x, "x"), _places(places)
+    if not math.isfinite(x):
+        raise ValueError(f"x must be a finite number, got {x!r}")
+    magnitude = math.floor(math.log10(abs(x))) if x else 0
+    return Num(x, max(1, magnitude + 1 + places), unit)
+
+
+def share(fraction: float, places: int = 1) -> Pct:
+    """`fraction` as a percentage with `places` decimals (trailing zeros dropped): share(0.1234) -> "12.3 %"."""
+    fraction, places = _real(fraction, "fraction"), _places(places)
+    if not math.isfinite(fraction):
+        raise ValueError(f"fraction must be a finite number, got {fraction!r}")
+    pct = 100 * fraction
+    magnitude = math.floor(math.log10(abs(pct))) if pct else 0
+    return Pct(fraction, max(1, magnitude + 1 + places))
+
+
+def billions(n: float, places: int = 1) -> Num:
+    """`n` in billions, rounded to `places` decimals (as `decimals`): billions(8_030_261_248) -> "8"."""
+    return decimals(_real(n, "n") / 1e9, places)
+
+
+def _check_config(c: Any) -> None:
+    from .models import ModelConfig  # here, not at the top: this module imports with the standard library alone
+
+    if not isinstance(c, ModelConfig):
+        raise TypeError(f"c must be a chapter2.models.ModelConfig, got {type(c).__name__}")
+
+
+def kind_counts(c: Any) -> str:
+    """'18 full + 18 sliding (128)': the attention layers of a config by kind, with windows and chunks."""
+    _check_config(c)
+    parts = []
+    for kind, label, window in (("full_attention", "full", None), ("sliding_attention", "sliding", c.sliding_window),
+                                ("chunked_attention", "chunked", c.attention_chunk_size)):
+        n = c.kinds.count(kind)
+        if n:
+            parts.append(f"{n} {label}" + (f" ({window:,})" if window else ""))
+    return " + ".join(parts) + (" (MLA)" if c.uses_mla else "")
+
+
+def cached_per_layer(c: Any) -> str:
+    """What one layer caches per token: K and V per KV head, or MLA's latent and RoPE key."""
+    _check_config(c)
+    if c.uses_mla:
+        return f"latent {c.kv_lora_rank} + RoPE key {c.qk_rope_head_dim} = {c.kv_cache_elements_per_token(0):,}"
+    return f"2 × {c.num_key_value_heads} × {c.head_dim} = {c.kv_cache_elements_per_token(0):,}"
 
 
 def _check_real(kind: str, value: Any) -> None:
@@ -195,6 +270,30 @@ class Times(Shown):
 
     def __str__(self) -> str:
         return f"{sig(self.value, self.digits)}×"
+
+
+@dataclass(frozen=True)
+class Duration(Shown):
+    """A time in seconds, shown as `duration` writes it: Duration(0.00464) -> "4.64 ms"."""
+
+    value: float
+
+    def __str__(self) -> str:
+        return duration(self.value)
+
+
+@dataclass(frozen=True)
+class Count(Shown):
+    """A count of things (parameters) with a scale letter, 3 significant digits, as the calculators write it:
+    Count(8_030_261_248) -> "8.03B", Count(956e6) -> "956M", Count(210_000) -> "210k", Count(512) -> "512"."""
+
+    value: float
+
+    def __str__(self) -> str:
+        for scale, letter in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+            if abs(self.value) >= scale:
+                return f"{sig(self.value / scale, 3)}{letter}"
+        return f"{int(self.value):,}" if float(self.value).is_integer() else sig(self.value, 3)
 
 
 @dataclass(frozen=True)

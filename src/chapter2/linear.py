@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ._checks import as_list, dtype_bytes, float_array, positive_int
 
-__all__ = ["linear", "collapse", "MatmulCost", "matmul_cost"]
+__all__ = ["linear", "collapse", "MatmulCost", "matmul_cost", "EXAMPLE_X", "EXAMPLE_WEIGHT", "matmul_example"]
 
 
 def linear(x, weight, bias=None):
@@ -81,3 +81,15 @@ def matmul_cost(m: int, k: int, n: int, dtype="fp16") -> MatmulCost:
     b = dtype_bytes("dtype", dtype)
     return MatmulCost(m, k, n, b, 2 * m * k * n, (m * k + k * n + m * n) * b)
 # --8<-- [end:matmul_cost]
+
+
+# The matmul drawn at the top of section 2.1 (the figure `matmul_picture`): three tokens of four numbers each
+# through a layer with two outputs, small integers so that every cell can be checked in one's head.
+EXAMPLE_X = ((1, 2, 0, 1), (0, 1, 3, 1), (2, 0, 1, 1))  # (m, k) = (3, 4): one row per token
+EXAMPLE_WEIGHT = ((1, 2, 0, 1), (0, 1, 1, 2))  # (n, k) = (2, 4), the PyTorch layout; the picture draws its W^T
+
+
+def matmul_example():
+    """(x, weight, y) of section 2.1's drawn matmul: y = x W^T, (3, 4) times (4, 2) gives (3, 2), as float arrays."""
+    x, weight = float_array("x", EXAMPLE_X, ndim=2), float_array("weight", EXAMPLE_WEIGHT, ndim=2)
+    return x, weight, linear(x, weight)

@@ -35,10 +35,9 @@ import numpy as np
 
 from ._checks import dtype_bytes, finite_real, float_array, positive_int
 from .activations import softmax, swiglu
-from .models import load_config
 
 __all__ = [
-    "MoeSpec", "QWEN3_235B_A22B", "MIXTRAL_8X7B", "Routing", "route", "moe_forward",
+    "MoeSpec", "Routing", "route", "moe_forward",
     "expected_experts_touched", "tokens_for_coverage", "zipf_popularity", "simulate_experts_touched",
     "MoeDecodeStep", "moe_decode_step",
 ]
@@ -63,7 +62,8 @@ class MoeSpec:
 
     @classmethod
     def from_config(cls, config, name: str | None = None) -> MoeSpec:
-        """The MoE part of a `ModelConfig` (a view: the numbers stay in the shipped config.json)."""
+        """The MoE part of a `chapter2.models.ModelConfig` (a view: the numbers stay in the shipped config.json;
+        read by attribute, so this module imports no model reader)."""
         if not getattr(config, "is_moe", False):
             raise ValueError(f"config must be a mixture-of-experts ModelConfig, got "
                              f"{getattr(config, 'name', type(config).__name__)!r} (no MoE layer)")
@@ -91,14 +91,8 @@ class MoeSpec:
         return self.k * self.n_layers * self.expert_params
 
 
-# https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json (hidden_size 4096, moe_intermediate_size 1536,
-# num_experts 128, num_experts_per_tok 8, num_hidden_layers 94, norm_topk_prob true, every layer MoE);
-# Qwen3 Technical Report, arXiv:2505.09388, Table 2 (94 layers, 128 experts, 8 activated).
-QWEN3_235B_A22B = MoeSpec.from_config(load_config("Qwen3-235B-A22B"))
-# https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json (hidden_size 4096,
-# intermediate_size 14336, num_local_experts 8, num_experts_per_tok 2, num_hidden_layers 32);
-# Jiang et al. 2024, "Mixtral of Experts", arXiv:2401.04088 (softmax over the top-2 logits).
-MIXTRAL_8X7B = MoeSpec.from_config(load_config("Mixtral-8x7B-v0.1"), "Mixtral-8x7B")
+# The MoE part of two shipped configs, Qwen3-235B-A22B and Mixtral-8x7B, is `chapter2.models.QWEN3_235B_A22B`
+# and `chapter2.models.MIXTRAL_8X7B` (views built from their config.json beside `load_config`).
 
 
 # -----------------------------------------------------------------------------

@@ -40,7 +40,7 @@ hidden or vocabulary size, so its activations count zero.
 
 Three formats are separate (`formats`): the math `dtype` sets the peak; the
 weights are stored in `weight_dtype` (bits per weight with their scales:
-int4 with group-128 scales 4.125, NVFP4 4.5, MXFP4 4.25), and the KV cache in
+int4 with group-128 scales 4.125, with zero points too 4.156, NVFP4 4.5, MXFP4 4.25), and the KV cache in
 `kv_dtype`. Several GPUs hold the weights `parallel="sharded"` (tensor or
 expert parallel) or `"replicated"` (data parallel, a copy each);
 `serving_throughput` bounds continuous batching at a given concurrency.
@@ -57,10 +57,11 @@ import numpy as np
 
 from ._checks import dtype_bytes as _dtype_bytes
 from ._checks import finite_real, float_array, positive_int
-from .hardware import GPU, MATH_BITS, get_gpu, tensor_dtype
+from . import communication
+from .hardware import GPU, MATH_BITS, Interconnect, get_gpu, interconnect, tensor_dtype
 from .linear import matmul_cost
 from .models import ModelConfig, load_config
-from .models.config import MLA_FORMS
+from .models.layers.mla import mla_form
 
 __all__ = [
     "matmul_intensity",
@@ -71,6 +72,10 @@ __all__ = [
     "AttentionCost",
     "attention_intensity",
     "flash_attention_intensity",
+    "ATTENTION_ROOFS",
+    "AttentionBound",
+    "attention_bound",
+    "exponential_crossover_head_dim",
     "WEIGHT_FORMATS",
     "KV_FORMATS",
     "DEFAULT_WEIGHTS",
@@ -152,6 +157,8 @@ class AttentionStep:
     ops_formula: str
     elements_formula: str
     dtype_bytes: float
+    on_tensor_cores: bool = False  # a matmul: its operations run on the tensor cores
+    exponentials: int = 0  # exponentials the step computes (softmax: one per score), on the special-function units
 
     @property
     def bytes(self) -> float:
@@ -180,6 +187,17 @@ class AttentionCost:
     def intensity(self) -> float:
         return self.ops / self.bytes
 
+    @property
+    def matmul_flops(self) -> int:
+        """The two matmuls' operations, 4N^2 d: what the tensor cores do (and what FlashAttention's TFLOP/s count)."""
+        return sum(s.ops for s in self.steps if s.on_tensor_cores)
+
+    @property
+    def exponentials(self) -> int:
+        """Exponentials of the softmax: one per score, N^2 (the online softmax's rescaling adds about N^2 / 64 more
+        with 64-key tiles, left out)."""
+        return sum(s.exponentials for s in self.steps)
+
 
 def _attention_args(N, d, dtype_bytes):
     return positive_int("N", N), positive_int("d", d), _dtype_bytes("dtype_bytes", dtype_bytes)
@@ -203,9 +221,9 @@ def attention_intensity(N, d, dtype_bytes=2) -> AttentionCost:
     """
     N, d, b = _attention_args(N, d, dtype_bytes)
     steps = (
-        AttentionStep("S = Q K^T", "Q, K", "S", 2 * N * d, N * N, 2 * N * N * d, "2N²d", "2Nd + N²", b),
-        AttentionStep("P = softmax(S)", "S", "P", N * N, N * N, 3 * N * N, "3N²", "N² + N²", b),
-        AttentionStep("O = P V", "P, V", "O", N * N + N * d, N * d, 2 * N * N * d, "2N²d", "N² + Nd + Nd", b),
+        AttentionStep("S = Q K^T", "Q, K", "S", 2 * N * d, N * N, 2 * N * N * d, "2N²d", "2Nd + N²", b, True),
+        AttentionStep("P = softmax(S)", "S", "P", N * N, N * N, 3 * N * N, "3N²", "N² + N²", b, exponentials=N * N),
+        AttentionStep("O = P V", "P, V", "O", N * N + N * d, N * d, 2 * N * N * d, "2N²d", "N² + Nd + Nd", b, True),
     )
     return AttentionCost("standard", N, d, b, steps)
 # --8<-- [end:attention_intensity]
@@ -224,12 +242,103 @@ def flash_attention_intensity(N, d, dtype_bytes=2) -> AttentionCost:
     N, d, b = _attention_args(N, d, dtype_bytes)
     steps = (
         AttentionStep("read Q, K, V", "Q, K, V", "", 3 * N * d, 0, 0, "0", "3Nd", b),
-        AttentionStep("S = Q K^T (on chip)", "", "", 0, 0, 2 * N * N * d, "2N²d", "0", b),
-        AttentionStep("P = softmax(S) (on chip)", "", "", 0, 0, 3 * N * N, "3N²", "0", b),
-        AttentionStep("O = P V (on chip)", "", "", 0, 0, 2 * N * N * d, "2N²d", "0", b),
+        AttentionStep("S = Q K^T (on chip)", "", "", 0, 0, 2 * N * N * d, "2N²d", "0", b, True),
+        AttentionStep("P = softmax(S) (on chip)", "", "", 0, 0, 3 * N * N, "3N²", "0", b, exponentials=N * N),
+        AttentionStep("O = P V (on chip)", "", "", 0, 0, 2 * N * N * d, "2N²d", "0", b, True),
         AttentionStep("write O", "", "O", 0, N * d, 0, "0", "Nd", b),
     )
     return AttentionCost("flash", N, d, b, steps)
+
+
+ATTENTION_ROOFS = ("tensor cores", "memory", "exponentials")
+"""The three roofs of attention: the matmuls on the tensor cores, the bytes through memory, the softmax's
+exponentials on the special-function units."""
+
+
+@dataclass(frozen=True)
+class AttentionBound:
+    """Attention's lower-bound time under three roofs (`attention_bound`).
+
+    `tensor_time` = the matmul FLOPs (4N^2 d) / the tensor-core peak in `dtype`; `memory_time` = the bytes /
+    bandwidth; `exp_time` = the exponentials (N^2) / the special-function units' rate (None where the catalog
+    has no rate for this GPU: the bound then has two roofs). The convention is the one FlashAttention-3 builds:
+    the three units work at once, so `time` is the largest of the three, the bound no kernel can beat.
+    `serial_time` adds them, the time if nothing overlapped (a reference, not a bound). `limit` names the roof
+    that sets `time`. `flops_per_s` counts the matmul FLOPs per second, as FlashAttention's TFLOP/s do.
+    """
+
+    cost: AttentionCost
+    gpu: GPU
+    dtype: str
+    tensor_time: float
+    memory_time: float
+    exp_time: float | None
+
+    @property
+    def times(self) -> dict[str, float]:
+        out = {"tensor cores": self.tensor_time, "memory": self.memory_time}
+        if self.exp_time is not None:
+            out["exponentials"] = self.exp_time
+        return out
+
+    @property
+    def time(self) -> float:
+        return max(self.times.values())
+
+    @property
+    def serial_time(self) -> float:
+        return sum(self.times.values())
+
+    @property
+    def limit(self) -> str:
+        """The roof that sets `time` (the first of ATTENTION_ROOFS among equals)."""
+        times = self.times
+        return max(times, key=times.get)
+
+    @property
+    def limits(self) -> tuple[str, ...]:
+        """Every roof within 1 % of `time`: two when they tie (H100, FP16, d = 64: the matmuls and the exponentials)."""
+        return tuple(name for name, t in self.times.items() if t >= 0.99 * self.time)
+
+    @property
+    def flops_per_s(self) -> float:
+        """The bound as FlashAttention reports speed: matmul FLOPs (4N^2 d per head) / time."""
+        return self.cost.matmul_flops / self.time
+
+    @property
+    def serial_flops_per_s(self) -> float:
+        return self.cost.matmul_flops / self.serial_time
+
+
+# --8<-- [start:attention_bound]
+def attention_bound(cost: AttentionCost, gpu="H100-SXM", dtype="fp16") -> AttentionBound:
+    """Attention's three roofs for one head: tensor FLOPs, bytes, and exponentials.
+
+    FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608) points out the third: an H100 SXM does 989 TFLOP/s
+    of FP16 matmul but only about 3.9 T exponentials/s, and softmax needs one exponential per score against
+    4d matmul FLOPs, so at d = 128 the exponentials take about half the matmul time. The bound takes the
+    largest of the three times (the units overlap, as FA3 overlaps them); `cost` is `attention_intensity`
+    or `flash_attention_intensity` of N, d (its bytes at that dtype).
+    """
+    if not isinstance(cost, AttentionCost):
+        raise TypeError(f"cost must be an AttentionCost (attention_intensity or flash_attention_intensity), "
+                        f"got {type(cost).__name__}")
+    g, d = _gpu_and_dtype(gpu, dtype)
+    exp_rate = g.exponentials.per_s
+    return AttentionBound(cost, g, d, cost.matmul_flops / g.peak_flops(d), cost.bytes / g.bandwidth,
+                          None if exp_rate is None else cost.exponentials / exp_rate)
+# --8<-- [end:attention_bound]
+
+
+def exponential_crossover_head_dim(gpu="H100-SXM", dtype="fp16") -> float:
+    """The head dimension d at which one score's exponential takes as long as its 4d matmul FLOPs.
+
+    peak / (4 x exponentials per second): below it the exponentials limit attention, above it the tensor
+    cores (for long sequences, where memory does not). H100 SXM in FP16: 989.4e12 / (4 x 3.865e12) = 64.
+    Raises ValueError for a GPU without an exponential rate in the catalog.
+    """
+    g, d = _gpu_and_dtype(gpu, dtype)
+    return g.peak_flops(d) / (4 * g.exp_rate())
 
 
 # --------------------------------------------------------------------------- number formats
@@ -240,7 +349,9 @@ WEIGHT_FORMATS = MappingProxyType({
     "bf16": 16.0,
     "fp8": 8.0,      # E4M3, one scale per tensor or per output channel: negligible
     "int8": 8.0,     # one scale per output channel: negligible
-    "int4": 4.125,   # AWQ/GPTQ-style: 4-bit integers, one 16-bit scale per group of 128 (4 + 16/128)
+    "int4": 4.125,   # symmetric int4: 4-bit integers, one 16-bit scale per group of 128 (4 + 16/128)
+    "int4_zp": 4.15625,  # asymmetric int4 (GPTQ, AWQ checkpoints): a 4-bit zero point beside each group's
+                         # 16-bit scale (4 + (16 + 4)/128)
     "nvfp4": 4.5,    # E2M1, one FP8 E4M3 scale per block of 16 (4 + 8/16)
     "mxfp4": 4.25,   # E2M1, one E8M0 scale per block of 32 (4 + 8/32), OCP Microscaling spec
 })
@@ -252,9 +363,12 @@ KV_FORMATS = ("fp16", "bf16", "fp8", "int8")
 DEFAULT_WEIGHTS = MappingProxyType({"fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "fp4": "nvfp4"})
 """The weight format used when `weight_dtype` is not given: the math dtype's own (FP4 math: NVFP4)."""
 
-PARALLEL = ("sharded", "replicated")
-"""How `n_gpus` hold the weights: "sharded" (tensor or expert parallel: one copy split over the GPUs)
-or "replicated" (data parallel: a full copy on each GPU, the batch split between them)."""
+PARALLEL = ("sharded", "replicated", "expert", "pipeline")
+"""How `n_gpus` hold the weights: "sharded" (tensor parallel: every weight matrix split over the GPUs,
+a mixture's experts too), "replicated" (data parallel: a full copy on each GPU, the batch split between
+them), "expert" (a mixture of experts: each GPU holds 1/n of the experts and a copy of everything else,
+and runs attention for its own 1/n of the batch, as DeepSeek serves V3) or "pipeline" (each GPU holds
+1/n of the layers; a pass visits them in turn). What each sends between GPUs: `PhaseEstimate.communication`."""
 
 
 @dataclass(frozen=True)
@@ -392,11 +506,25 @@ class PhaseEstimate:
     bound: no kernel beats the roof. `memory_needed` is the weights held plus the
     KV cache. `dtype` is the math (it sets the peak), `weight_dtype` and `kv_dtype`
     the stored formats. With `parallel="sharded"` the work and the bytes are split
-    evenly over `n_gpus` (ideal tensor or expert parallelism, communication
-    ignored): n times the peak and the bandwidth. With "replicated" each GPU holds
-    all the weights and ceil(batch / n) sequences: `busy_gpus` GPUs work, each
-    reading its own copy. `emitted` is the output tokens a decode step yields
-    (batch x accepted tokens with speculative decoding).
+    evenly over `n_gpus` (ideal tensor parallelism): n times the peak and the
+    bandwidth. With "replicated" each GPU holds all the weights and ceil(batch / n)
+    sequences: `busy_gpus` GPUs work, each reading its own copy. With "expert"
+    the work is split evenly and each GPU that has sequences reads its own copy of
+    every weight but the routed experts. With "pipeline" the stages run one after
+    another, so a pass goes at one GPU's rates (`busy_gpus` is 1). `emitted` is the
+    output tokens a decode step yields (batch x accepted tokens with speculative decoding).
+
+    Communication (`communication`, a `chapter2.communication.Communication`; None
+    on one GPU and when replicated): what the pass sends between GPUs on `link`.
+    The bound adds what cannot overlap the computation and overlaps the rest:
+
+        time = max(compute, memory, overlapped communication) + exposed communication
+
+    Tensor parallelism's 2 all-reduces per layer and a pipeline's hand-offs are
+    exposed (the next layer needs their result); expert parallelism's all-to-alls
+    are overlapped (DeepSeek computes one half of the batch while the other's
+    tokens travel). `communication_s` is all of it; `roofline_time` the time
+    without it.
     """
 
     phase: str
@@ -416,6 +544,7 @@ class PhaseEstimate:
     parallel: str = "sharded"
     busy_gpus: int = 0
     emitted: float = 0.0
+    communication: communication.Communication | None = None
 
     @property
     def bytes(self) -> float:
@@ -480,8 +609,35 @@ class PhaseEstimate:
         return self.bytes / (self.gpu.bandwidth * self._gpus)
 
     @property
-    def time(self) -> float:
+    def roofline_time(self) -> float:
+        """max(compute, memory): the bound without communication between GPUs."""
         return max(self.compute_time, self.memory_time)
+
+    @property
+    def communication_s(self) -> float:
+        """Seconds of collectives this pass runs between GPUs (0 on one GPU or when replicated)."""
+        return self.communication.seconds if self.communication else 0.0
+
+    @property
+    def link(self) -> str:
+        """The link(s) the communication used ('' when there is none)."""
+        return self.communication.link if self.communication else ""
+
+    @property
+    def time(self) -> float:
+        """The lower bound: max(compute, memory, overlapped communication) + exposed communication."""
+        if self.communication is None:
+            return self.roofline_time
+        return max(self.roofline_time, self.communication.overlapped) + self.communication.exposed
+
+    @property
+    def limited_by(self) -> str:
+        """What sets most of `time`: "compute", "memory" or "communication"."""
+        c = self.communication
+        talk = (c.exposed + max(0.0, c.overlapped - self.roofline_time)) if c else 0.0
+        if talk > self.roofline_time:
+            return "communication"
+        return "compute" if self.compute_time >= self.memory_time else "memory"
 
     @property
     def tokens_per_s(self) -> float:
@@ -514,12 +670,6 @@ def _logit_positions(logits, prompt_tokens: int) -> int:
     return 1 if logits == "last" else prompt_tokens
 
 
-def _mla_form(mla) -> str:
-    if mla not in MLA_FORMS:
-        raise ValueError(f"mla must be one of {', '.join(map(repr, MLA_FORMS))}, got {mla!r}")
-    return mla
-
-
 def _lm_head_flops(model: ModelConfig) -> int:
     """FLOPs of the LM head for one position: 2 x vocab x hidden (0 for a model given `from_numbers`)."""
     return 2 * model.vocab_size * model.hidden_size
@@ -541,7 +691,7 @@ def prompt_flops(model, prompt_tokens, logits="last", mla="expanded") -> float:
     """
     model = _model(model)
     P = positive_int("prompt_tokens", prompt_tokens)
-    return _prompt_flops(model, P, _logit_positions(logits, P), _mla_form(mla))
+    return _prompt_flops(model, P, _logit_positions(logits, P), mla_form(mla))
 
 
 def _prompt_flops(model: ModelConfig, P: int, logit_positions: int, mla: str) -> float:
@@ -587,14 +737,20 @@ class _Setup:
     f: Formats
     n_gpus: int
     parallel: str
+    link: Interconnect | None = None  # how the GPUs talk; None when they need not (one GPU, or replicated)
 
 
-def _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel) -> _Setup:
+def _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel, link=None) -> _Setup:
     if parallel not in PARALLEL:
         raise ValueError(f"parallel must be one of {', '.join(map(repr, PARALLEL))}, got {parallel!r}")
     g, f = get_gpu(gpu), formats(dtype, weight_dtype, kv_dtype)
     g.peak_flops(f.dtype)  # raises if this GPU has no tensor throughput in that math
-    return _Setup(_model(model), g, f, positive_int("n_gpus", n_gpus), parallel)
+    m, n = _model(model), positive_int("n_gpus", n_gpus)
+    if parallel == "expert" and not m.moe_layers:
+        raise ValueError(f"parallel='expert' needs a mixture of experts; {m.name} has no routed experts "
+                         "(use 'sharded', 'replicated' or 'pipeline')")
+    talks = n > 1 and parallel != "replicated"
+    return _Setup(m, g, f, n, parallel, interconnect(g, link) if talks else None)
 
 
 def _groups(s: _Setup, batch: int) -> tuple[int, int]:
@@ -605,14 +761,60 @@ def _groups(s: _Setup, batch: int) -> tuple[int, int]:
     return per, math.ceil(batch / per)
 
 
-def _estimate(s: _Setup, phase, batch, tokens, per_group, emitted) -> PhaseEstimate:
-    """A PhaseEstimate from one group's (flops, attention flops, weight, KV and activation bytes)."""
+def _estimate(s: _Setup, phase, batch, tokens, per_group, emitted, pass_tokens) -> PhaseEstimate:
+    """A PhaseEstimate from one group's (flops, attention flops, weight, KV and activation bytes).
+
+    `pass_tokens` is the tokens the pass runs through the model (what its collectives carry).
+    """
     _, groups = _groups(s, batch)
     flops, attention, weights, kv, acts = (groups * x for x in per_group)
-    copies = 1 if s.parallel == "sharded" else s.n_gpus
-    busy = s.n_gpus if s.parallel == "sharded" else groups
-    return PhaseEstimate(phase, batch, tokens, flops, attention, weights, kv, copies * _held_bytes(s.model, s.f) + kv,
-                         s.gpu, s.f.dtype, s.n_gpus, acts, s.f.weights, s.f.kv_dtype, s.parallel, busy, emitted)
+    held = _held_copies(s)
+    busy = {"sharded": s.n_gpus, "replicated": groups, "expert": s.n_gpus, "pipeline": 1}[s.parallel]
+    if s.parallel == "expert":  # every GPU with sequences reads its own copy of the weights besides the experts
+        weights += (min(s.n_gpus, batch) - 1) * _shared_weight_bytes(s.model, s.f)
+    return PhaseEstimate(phase, batch, tokens, flops, attention, weights, kv, held + kv, s.gpu, s.f.dtype, s.n_gpus,
+                         acts, s.f.weights, s.f.kv_dtype, s.parallel, busy, emitted, _communication(s, pass_tokens))
+
+
+def _shared_weight_bytes(model: ModelConfig, f: Formats) -> float:
+    """Bytes of every weight a pass reads besides the routed experts (what expert parallelism copies to each GPU)."""
+    _, experts = _expert_params(model)
+    return (_weights_streamed(model) - experts) * f.other_bits / 8
+
+
+def _shared_held_bytes(model: ModelConfig, f: Formats) -> float:
+    """Bytes to hold every weight besides the routed experts (a copy of them on each GPU under expert parallelism)."""
+    _, experts = _expert_params(model)
+    return (model.params().total - experts) * f.other_bits / 8
+
+
+def _held_copies(s: _Setup) -> float:
+    """Bytes of weights all the GPUs hold together: one copy, a copy each (replicated), or the experts once and
+    the rest on every GPU (expert parallel)."""
+    one = _held_bytes(s.model, s.f)
+    if s.parallel == "replicated":
+        return s.n_gpus * one
+    if s.parallel == "expert":
+        return one + (s.n_gpus - 1) * _shared_held_bytes(s.model, s.f)
+    return one
+
+
+def _communication(s: _Setup, tokens: float):
+    """What a pass of `tokens` tokens sends between GPUs under `s.parallel` (`chapter2.communication`), or None.
+
+    Activations travel at the math dtype's bytes (the module's convention). A model given `from_numbers`
+    has no hidden size: its attention width (heads x head_dim) stands in.
+    """
+    if s.link is None:
+        return None
+    m, act = s.model, _dtype_bytes("dtype", s.f.dtype)
+    hidden = m.hidden_size or m.num_attention_heads * m.head_dim
+    if s.parallel == "sharded":
+        return communication.tensor_parallel(m.num_hidden_layers, tokens, hidden, act, s.n_gpus, s.link)
+    if s.parallel == "expert":
+        k = m.routed_experts_per_token / len(m.moe_layers)  # the mean k where it differs by layer
+        return communication.expert_parallel(len(m.moe_layers), tokens, k, hidden, act, s.n_gpus, s.link)
+    return communication.pipeline_parallel(tokens, hidden, act, s.n_gpus, s.link)
 
 
 def _prefill(s: _Setup, P: int, batch: int, logit_positions: int, mla: str) -> PhaseEstimate:
@@ -623,11 +825,11 @@ def _prefill(s: _Setup, P: int, batch: int, logit_positions: int, mla: str) -> P
              _touched_bytes(m, b * P, f.expert_bits / 8, f.other_bits / 8),
              float(m.kv_cache_bytes(P, b, f.kv_dtype)),  # every kept K and V written once (MLA: the latent)
              _activation_bytes(m, b * P, b * logit_positions, _dtype_bytes("dtype", f.dtype)))
-    return _estimate(s, "prefill", batch, batch * P, group, batch * P)
+    return _estimate(s, "prefill", batch, batch * P, group, batch * P, batch * P)
 
 
 def prefill(model, prompt_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", weight_dtype=None, kv_dtype=None,
-            n_gpus=1, parallel="sharded", logits="last", mla="expanded") -> PhaseEstimate:
+            n_gpus=1, parallel="sharded", logits="last", mla="expanded", link=None) -> PhaseEstimate:
     """Prefill `batch` prompts of `prompt_tokens` tokens each: one pass, weights read once.
 
     FLOPs: token i of a prompt attends to i keys (causal, itself included), and the
@@ -639,11 +841,12 @@ def prefill(model, prompt_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16", weig
     on time to first token (TTFT). Multi-head latent attention is costed in the
     form engines prefill with, `mla="expanded"` (keys and values decompressed per
     head); `mla="absorbed"` costs the decode form instead. `dtype`, `weight_dtype`,
-    `kv_dtype`: see `formats`; `n_gpus`, `parallel`: see `PhaseEstimate`.
+    `kv_dtype`: see `formats`; `n_gpus`, `parallel`: see `PhaseEstimate`. `link`: how the GPUs
+    talk, None for the GPU's own (`hardware.interconnect`) or a key of `hardware.LINKS`.
     """
     P, batch = positive_int("prompt_tokens", prompt_tokens), positive_int("batch", batch)
-    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel)
-    return _prefill(s, P, batch, _logit_positions(logits, P), _mla_form(mla))
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel, link)
+    return _prefill(s, P, batch, _logit_positions(logits, P), mla_form(mla))
 
 
 def _decode(s: _Setup, context: int, batch: int, mla: str, draft: int, accepted: float) -> PhaseEstimate:
@@ -658,7 +861,7 @@ def _decode(s: _Setup, context: int, batch: int, mla: str, draft: int, accepted:
              _touched_bytes(m, b * q, f.expert_bits / 8, f.other_bits / 8),
              float(m.kv_cache_bytes(context + q - 1, b, f.kv_dtype)),  # context - 1 read, q written
              _activation_bytes(m, b * q, b * q, _dtype_bytes("dtype", f.dtype)))
-    return _estimate(s, "decode", batch, batch, group, batch * accepted)
+    return _estimate(s, "decode", batch, batch, group, batch * accepted, batch * q)
 
 
 def _speculation(draft_tokens, accepted_tokens) -> tuple[int, float]:
@@ -672,7 +875,7 @@ def _speculation(draft_tokens, accepted_tokens) -> tuple[int, float]:
 
 
 def decode(model, context, *, batch=1, gpu="H100-SXM", dtype="fp16", weight_dtype=None, kv_dtype=None, n_gpus=1,
-           parallel="sharded", mla="absorbed", draft_tokens=0, accepted_tokens=None) -> PhaseEstimate:
+           parallel="sharded", mla="absorbed", draft_tokens=0, accepted_tokens=None, link=None) -> PhaseEstimate:
     """One decode step for `batch` sequences, each `context` tokens long counting the new one.
 
     FLOPs: batch x flops_per_token(context). Bytes (the module's convention): the
@@ -690,11 +893,12 @@ def decode(model, context, *, batch=1, gpu="H100-SXM", dtype="fp16", weight_dtyp
     matmul FLOPs, the KV cache still read once) and keeps `accepted_tokens` of
     them on average (1 to draft_tokens + 1), so tokens_per_s counts batch x
     accepted_tokens. The drafter's own cost is not counted (a lower bound).
+    `n_gpus`, `parallel`, `link`: see `prefill` and `PhaseEstimate`.
     """
     context, batch = positive_int("context", context), positive_int("batch", batch)
-    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel)
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel, link)
     draft, accepted = _speculation(draft_tokens, accepted_tokens)
-    return _decode(s, context, batch, _mla_form(mla), draft, accepted)
+    return _decode(s, context, batch, mla_form(mla), draft, accepted)
 
 
 def _smallest(compute_bound, limit: int):
@@ -725,7 +929,7 @@ def prefill_critical_tokens(model, *, batch=1, gpu="H100-SXM", dtype="fp16", wei
     batch = positive_int("batch", batch)
     s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, 1, "sharded")
     _logit_positions(logits, 1)  # checks `logits`
-    mla = _mla_form(mla)
+    mla = mla_form(mla)
 
     def compute_bound(P):
         est = _prefill(s, P, batch, _logit_positions(logits, P), mla)
@@ -754,7 +958,7 @@ def decode_critical_batch(model, context, *, gpu="H100-SXM", dtype="fp16", weigh
     if part not in ("step", "weights"):
         raise ValueError(f"part must be 'step' or 'weights', got {part!r}")
     s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, 1, "sharded")
-    mla = _mla_form(mla)
+    mla = mla_form(mla)
 
     def compute_bound(b):
         est = _decode(s, context, b, mla, 0, 1.0)
@@ -802,6 +1006,11 @@ class RequestTimeline:
         return self.token_times[-1]
 
     @property
+    def total_time_without_communication(self) -> float:
+        """The same request if the GPUs talked for free: every phase's `roofline_time` added up."""
+        return self.prefill.roofline_time + sum(step.roofline_time for step in self.decode)
+
+    @property
     def memory_left(self) -> float:
         """Memory left for KV caches once the weights are loaded (negative if they do not fit)."""
         return self.memory - self.weight_bytes
@@ -824,30 +1033,28 @@ class RequestTimeline:
 
 def request_timeline(model, prompt_tokens, output_tokens, *, batch=1, gpu="H100-SXM", dtype="fp16",
                      weight_dtype=None, kv_dtype=None, n_gpus=1, parallel="sharded", prefill_mla="expanded",
-                     decode_mla="absorbed") -> RequestTimeline:
+                     decode_mla="absorbed", link=None) -> RequestTimeline:
     """Prefill, then `output_tokens - 1` decode steps, timed with `prefill` and `decode` (their lower bounds).
 
     `batch` sequences with the same prompt and output lengths run in lockstep: one prefill of the
     batch's prompts (its time is the time to first token), then one decode step per further output
     token, at context P + 1, P + 2, ..., P + n - 1 (counting the token that goes in). The weights
     take their stored bytes (`weight_dtype`; what `PhaseEstimate.memory_needed` counts), once per
-    GPU when replicated.
+    GPU when replicated. On several GPUs each phase pays for its communication (`PhaseEstimate.time`).
     """
     P, n = positive_int("prompt_tokens", prompt_tokens), positive_int("output_tokens", output_tokens)
     batch = positive_int("batch", batch)
-    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel)
-    pre = _prefill(s, P, batch, 1, _mla_form(prefill_mla))
-    dm = _mla_form(decode_mla)
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel, link)
+    pre = _prefill(s, P, batch, 1, mla_form(prefill_mla))
+    dm = mla_form(decode_mla)
     steps = tuple(_decode(s, P + k, batch, dm, 0, 1.0) for k in range(1, n))
     times = [pre.time]
     for step in steps:
         times.append(times[-1] + step.time)
     contexts = tuple(P + k - 1 for k in range(1, n + 1))
     kv = tuple(float(s.model.kv_cache_bytes(c, batch, s.f.kv_dtype)) for c in contexts)
-    copies = 1 if s.parallel == "sharded" else s.n_gpus
     return RequestTimeline(s.model, P, n, batch, pre, steps, tuple(times), contexts, kv,
-                           copies * _held_bytes(s.model, s.f), float(s.gpu.memory_bytes * s.n_gpus), s.f.kv_dtype,
-                           s.n_gpus, s.parallel)
+                           _held_copies(s), float(s.gpu.memory_bytes * s.n_gpus), s.f.kv_dtype, s.n_gpus, s.parallel)
 
 
 # --------------------------------------------------------------------------- serving many requests
@@ -859,8 +1066,10 @@ class ServingBound:
 
     One cycle: each of the `concurrency` sequences is prefilled (P tokens) and decoded
     (n - 1 steps), the prefills riding along with decode steps (chunked prefill), so the
-    cycle reads the weights once per step. `time` = max(FLOPs / peak, bytes / bandwidth)
-    over the whole cycle (compute and memory overlap perfectly): no schedule is faster.
+    cycle reads the weights once per step. `roofline_time` = max(FLOPs / peak, bytes / bandwidth)
+    over the whole cycle (compute and memory overlap perfectly); `time` adds the communication
+    between GPUs as `PhaseEstimate.time` does (a pipeline's stages work on different sequences at
+    once, so its hand-offs overlap too): no schedule is faster. `link` names the link(s) used.
     """
 
     concurrency: int
@@ -872,6 +1081,14 @@ class ServingBound:
     bound: str
     gpu: GPU
     n_gpus: int
+    roofline_time: float = 0.0
+    communication_s: float = 0.0
+    link: str = ""
+
+    @property
+    def output_tokens_per_s_without_communication(self) -> float:
+        """The same cycle if the GPUs talked for free."""
+        return self.concurrency * self.output_tokens / (self.roofline_time or self.time)
 
     @property
     def output_tokens_per_s(self) -> float:
@@ -884,7 +1101,7 @@ class ServingBound:
 
 def serving_throughput(model, prompt_tokens, output_tokens, *, concurrency=None, gpu="H100-SXM", dtype="fp16",
                        weight_dtype=None, kv_dtype=None, n_gpus=1, parallel="sharded", prefill_mla="expanded",
-                       decode_mla="absorbed") -> ServingBound:
+                       decode_mla="absorbed", link=None) -> ServingBound:
     """Upper bound on output tokens/s when requests of P in, n out stream through continuous batching.
 
     At a steady `concurrency` C, the engine runs C sequences at once; a finished one is replaced by a
@@ -893,28 +1110,39 @@ def serving_throughput(model, prompt_tokens, output_tokens, *, concurrency=None,
     (n times), every sequence's KV cache once per step and its activations. The time is the roofline
     of the whole cycle. `concurrency` None: the largest C whose KV caches at P + n tokens fit
     beside the weights (`RequestTimeline.capacity`). Replicated weights split C over the GPUs, ceil(C / n)
-    sequences each (`PhaseEstimate`).
+    sequences each (`PhaseEstimate`). Communication: each of the n - 1 steps carries its C decode tokens
+    and a 1 / (n - 1) share of the C prompts' tokens through the collectives of `parallel`.
     """
     P, n = positive_int("prompt_tokens", prompt_tokens), positive_int("output_tokens", output_tokens)
-    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel)
+    s = _setup(model, gpu, dtype, weight_dtype, kv_dtype, n_gpus, parallel, link)
     held = _held_bytes(s.model, s.f)
     per_sequence = float(s.model.kv_cache_bytes(P + n, 1, s.f.kv_dtype))
     if concurrency is None:
-        if s.parallel == "sharded":
-            C = math.floor((s.gpu.memory_bytes * s.n_gpus - held) / per_sequence)
-        else:
+        if s.parallel == "replicated":
             C = s.n_gpus * math.floor((s.gpu.memory_bytes - held) / per_sequence)
+        else:
+            C = math.floor((s.gpu.memory_bytes * s.n_gpus - _held_copies(s)) / per_sequence)
         if C < 1:
             raise ValueError(f"no sequence of {P + n} tokens fits beside the weights on {s.n_gpus} x {s.gpu.key}")
     else:
         C = positive_int("concurrency", concurrency)
-    pre = _prefill(s, P, C, 1, _mla_form(prefill_mla))  # totals over every busy GPU (group)
-    dm = _mla_form(decode_mla)
+    pre = _prefill(s, P, C, 1, mla_form(prefill_mla))  # totals over every busy GPU (group)
+    dm = mla_form(decode_mla)
     steps = [_decode(s, P + k, C, dm, 0, 1.0) for k in range(1, n)]
     flops = pre.flops + sum(st.flops for st in steps)
     weight_reads = sum(st.weight_bytes for st in steps) if steps else pre.weight_bytes
     nbytes = weight_reads + pre.kv_bytes + pre.activation_bytes + sum(st.kv_bytes + st.activation_bytes for st in steps)
-    gpus = pre.busy_gpus
+    gpus = s.n_gpus if s.parallel == "pipeline" else pre.busy_gpus  # a pipeline's stages all work at once
     compute, memory = flops / (s.gpu.peak_flops(s.f.dtype) * gpus), nbytes / (s.gpu.bandwidth * gpus)
-    return ServingBound(C, P, n, flops, nbytes, max(compute, memory),
-                        "compute" if compute >= memory else "memory", s.gpu, s.n_gpus)
+    roof = max(compute, memory)
+    talk = _communication(s, C + C * P / (n - 1) if n > 1 else C * P)  # one step's tokens (n = 1: the prefill)
+    if talk is None:
+        return ServingBound(C, P, n, flops, nbytes, roof, "compute" if compute >= memory else "memory", s.gpu,
+                            s.n_gpus, roof)
+    passes = max(n - 1, 1)
+    exposed, overlapped = passes * talk.exposed, passes * talk.overlapped
+    if s.parallel == "pipeline":
+        exposed, overlapped = 0.0, exposed + overlapped
+    return ServingBound(C, P, n, flops, nbytes, max(roof, overlapped) + exposed,
+                        "compute" if compute >= memory else "memory", s.gpu, s.n_gpus, roof,
+                        passes * talk.seconds, talk.link)

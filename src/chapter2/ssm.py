@@ -46,6 +46,9 @@ import numpy as np
 from ._checks import dtype_bytes, float_array, positive_int
 from .attention import attended_pairs
 from .models import ModelConfig, load_config
+from .models.layers import NONE
+from .models.layers.attention import FullAttention
+from .models.layers.mamba2 import Mamba2
 
 # ---------------------------------------------------------------------------------------------
 # the selective scan
@@ -215,8 +218,9 @@ def _finish(y, h, batched, return_state):
 
 # Per state element and token, the Mamba-2 recurrence does h = a h + (B x) (a multiply for
 # B x, a multiply-add for the update) and y += C h (a multiply-add): 5 FLOPs. The decay a is
-# one number per head in Mamba-2 (Dao & Gu 2024), so its exp is negligible per element.
-SSM_FLOPS_PER_STATE = 5
+# one number per head in Mamba-2 (Dao & Gu 2024), so its exp is negligible per element. The Mamba-2
+# layer kind states it once (`models.layers.mamba2.Mamba2.flops_per_state`); this is that number.
+SSM_FLOPS_PER_STATE = Mamba2.flops_per_state
 
 
 @dataclass(frozen=True)
@@ -258,10 +262,10 @@ def sliding_window_saving(n, window) -> SlidingWindowSaving:
 class HybridConfig:
     """The sequence-mixing layers of a model: attention layers and Mamba-2 layers.
 
-    A view of a `ModelConfig` (`from_model`): the presets are read from shipped
-    config.json files, so this holds no number of its own. MLP / MoE layers are
-    left out: they cost the same per token whatever mixes the sequence.
-    `source` says where the numbers come from.
+    A view of a `ModelConfig` (`from_model`): its attention sizes, and its Mamba-2 layer as the model describes
+    it (`mamba`, a `models.layers.mamba2.Mamba2`: heads, state size, groups, convolution), so this holds no number
+    of its own; the presets are read from shipped config.json files. MLP / MoE layers are left out: they cost
+    the same per token whatever mixes the sequence. `source` says where the numbers come from.
     """
 
     name: str
@@ -270,11 +274,7 @@ class HybridConfig:
     n_heads: int  # attention query heads
     n_kv_heads: int  # attention key/value heads (grouped-query attention)
     head_dim: int
-    ssm_heads: int  # Mamba-2 heads; inner width d_inner = ssm_heads * ssm_head_dim
-    ssm_head_dim: int
-    ssm_state: int  # state size N per channel
-    ssm_groups: int  # groups sharing B and C
-    conv_kernel: int  # causal depthwise convolution before the scan
+    mamba: Mamba2  # one Mamba-2 layer's sizes; d_inner = heads x head_dim
     ffn_layers: int = 0  # MLP / MoE layers (not counted in the mixing cost)
     source: str = ""
 
@@ -295,17 +295,15 @@ class HybridConfig:
             raise ValueError(f"config must be a Mamba-2 hybrid with separate attention and Mamba-2 layers (NemotronH, "
                              f"Granite 4.0-H), got {got}, a parallel hybrid: each layer runs attention and "
                              f"{config.parallel_state} side by side, so no layer can be traded for the other kind")
-        if "mamba2" not in config.kinds:
+        if Mamba2.name not in config.kinds:
             others = sorted({config.state_kind(i) for i in config.state_layers})
             raise ValueError(f"config must be a Mamba-2 hybrid (NemotronH such as Nemotron 3 Nano, Granite 4.0-H), "
                              f"got {got} with no Mamba-2 layer"
                              + (f" (its recurrent layers: {', '.join(others)})" if others else ""))
         return cls(name or config.name, attention_layers=len(config.attention_layers),
-                   ssm_layers=config.kinds.count("mamba2"), n_heads=config.num_attention_heads,
-                   n_kv_heads=config.num_key_value_heads, head_dim=config.head_dim,
-                   ssm_heads=config.mamba_num_heads, ssm_head_dim=config.mamba_head_dim,
-                   ssm_state=config.ssm_state_size, ssm_groups=config.n_groups, conv_kernel=config.conv_kernel,
-                   ffn_layers=config.kinds.count("none"), source=config.source)
+                   ssm_layers=config.kinds.count(Mamba2.name), n_heads=config.num_attention_heads,
+                   n_kv_heads=config.num_key_value_heads, head_dim=config.head_dim, mamba=config.mixer(Mamba2.name),
+                   ffn_layers=config.kinds.count(NONE), source=config.source)
 
     @property
     def mixing_layers(self) -> int:
@@ -332,12 +330,23 @@ class HybridConfig:
 
     @property
     def ssm_inner(self) -> int:
-        return self.ssm_heads * self.ssm_head_dim
+        """d_inner: the Mamba-2 layer's heads x head_dim."""
+        return self.mamba.inner
+
+    @property
+    def ssm_state(self) -> int:
+        """N: state numbers per channel."""
+        return self.mamba.state_size
+
+    @property
+    def conv_kernel(self) -> int:
+        """Taps of the causal depthwise convolution before the scan."""
+        return self.mamba.kernel
 
     @property
     def conv_channels(self) -> int:
-        """x, B and C go through the convolution (Mamba-2 layout)."""
-        return self.ssm_inner + 2 * self.ssm_groups * self.ssm_state
+        """x, B and C go through the convolution (Mamba-2 layout): `Mamba2.conv_channels`."""
+        return self.mamba.conv_channels
 
     def with_mix(self, attention_layers: int, ssm_layers: int) -> HybridConfig:
         """The same layer shapes with another number of attention and Mamba layers."""
@@ -357,20 +366,16 @@ class HybridConfig:
         return self.with_mix(attention_layers, total - attention_layers)
 
 
-# Views of shipped config.json files (chapter2/data/configs/families/, each with its `_source`).
-# Nemotron-H-8B: 52 layers = 24 Mamba-2 + 24 MLP + 4 self-attention (NVIDIA, "Nemotron-H: A Family of
-# Accurate and Efficient Hybrid Mamba-Transformer Models", arXiv:2504.03624, Table 1).
-# Nemotron 3 Nano 30B-A3B: 52 layers = 23 Mamba-2 + 23 MoE + 6 attention
+# Views of shipped config.json files (chapter2/data/configs/families/, each with its `_source`): key -> (the
+# shipped config, its name on the page). Nemotron-H-8B: 52 layers = 24 Mamba-2 + 24 MLP + 4 self-attention
+# (NVIDIA, "Nemotron-H: A Family of Accurate and Efficient Hybrid Mamba-Transformer Models", arXiv:2504.03624,
+# Table 1). Nemotron 3 Nano 30B-A3B: 52 layers = 23 Mamba-2 + 23 MoE + 6 attention
 # (hybrid_override_pattern "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME").
-HYBRID_PRESETS = {
-    "nemotron-h-8b": HybridConfig.from_model(load_config("Nemotron-H-8B-Base-8K"), "Nemotron-H-8B"),
-    "nemotron-3-nano": HybridConfig.from_model(load_config("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"),
-                                               "Nemotron 3 Nano 30B-A3B"),
-}
-
-
+_PRESETS = {"nemotron-h-8b": ("Nemotron-H-8B-Base-8K", "Nemotron-H-8B"),
+            "nemotron-3-nano": ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Nemotron 3 Nano 30B-A3B")}
 # The shipped config.json behind each preset (`chapter2.models.load_config`).
-PRESET_CONFIGS = {"nemotron-h-8b": "Nemotron-H-8B-Base-8K", "nemotron-3-nano": "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"}
+PRESET_CONFIGS = {key: config for key, (config, _) in _PRESETS.items()}
+HYBRID_PRESETS = {key: HybridConfig.from_model(load_config(config), label) for key, (config, label) in _PRESETS.items()}
 
 
 def stacks_of(config: ModelConfig) -> dict[str, ModelConfig]:
@@ -378,7 +383,7 @@ def stacks_of(config: ModelConfig) -> dict[str, ModelConfig]:
     ("attention") or all Mamba-2 ("ssm"), every other size unchanged: three models of the same shapes,
     whose `kv_cache_bytes` (transformers' cache layout: KV plus every conv and recurrent state) compare."""
     HybridConfig.from_model(config)  # refuses what is not a Mamba-2 hybrid
-    swap = {"attention": {"mamba2": "full_attention"}, "ssm": {"full_attention": "mamba2"}}
+    swap = {"attention": {Mamba2.name: FullAttention.name}, "ssm": {FullAttention.name: Mamba2.name}}
     out = {"attention": None, "hybrid": config, "ssm": None}
     for key, kinds in swap.items():
         out[key] = replace(config, name=f"{config.name}, mixing layers all {'attention' if key == 'attention' else 'Mamba-2'}",

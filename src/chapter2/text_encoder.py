@@ -2,6 +2,7 @@
 
     e = TextEncoder.from_transformers(config)   # a pipeline's text_encoder/config.json, "architectures" included
     e.params                                    # parameters that run on the prompt (nn.Parameter count)
+    e.stored_params                             # all the checkpoint holds (a VLM's vision tower, an unused LM head)
     e.flops(text_tokens)                        # FLOPs of encoding one prompt of that many tokens
 
 Same convention as `chapter2.denoiser`: 2 per multiply-add of every matmul at the rows it sees (every prompt
@@ -11,8 +12,12 @@ FlopCounterMode) in tests/test_diffusion_pipelines.py.
 
 Supported: CLIPTextModel and CLIPTextModelWithProjection (SD 1.5, SDXL, SD3, FLUX.1, HunyuanVideo),
 T5EncoderModel and UMT5EncoderModel (FLUX.1, SD3, PixArt, LTX, CogVideoX, Mochi; Wan), and decoder LLMs used
-as encoders: LlamaModel (HunyuanVideo), Gemma2Model (Sana), Qwen2_5_VLForConditionalGeneration (Qwen-Image:
-its language model and LM head run on the prompt; the vision tower is not counted, it does not run on text).
+as encoders: LlamaModel (HunyuanVideo), Gemma2Model (Sana), Qwen2_5_VLForConditionalGeneration (Qwen-Image).
+
+Qwen-Image's pipeline reads Qwen2.5-VL's last hidden state (`hidden_states[-1]`) and throws the logits away, so
+the encoder is costed to that hidden state: the language model, without its LM head (diffusers' call still runs
+the head, and a server need not) and without its vision tower (it sees no image in text-to-image). Both stay in
+the checkpoint: `stored_params` counts them, from the config's `vision_config` (depth, widths, patch).
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ def _t5(f: _Fields, per_layer_bias: bool):
 def _decoder_llm(f: _Fields, *, norms: int, qkv_bias: bool, lm_head: bool):
     h, n, i = f.int("hidden_size"), f.int("num_hidden_layers"), f.int("intermediate_size")
     heads, kv = f.int("num_attention_heads"), f.int("num_key_value_heads")
-    hd = f.raw("head_dim") or h // heads
+    hd = f.int("head_dim", optional=True) or h // heads
     q, k = heads * hd, kv * hd
     parts = [Weights("embed_tokens", f.int("vocab_size") * h), Linear("q", h, q, TEXT, qkv_bias, n),
              Linear("kv", h, 2 * k, TEXT, qkv_bias, n), Attention("attn", TEXT, TEXT, q, n), Linear("o", q, h, TEXT, False, n),
@@ -63,9 +68,34 @@ def _decoder_llm(f: _Fields, *, norms: int, qkv_bias: bool, lm_head: bool):
 
 
 def _qwen2_5_vl(f: _Fields):
+    """The language model to its last hidden state: what Qwen-Image's pipeline reads."""
+    return _decoder_llm(_qwen2_5_vl_text(f), norms=2, qkv_bias=True, lm_head=False)
+
+
+def _qwen2_5_vl_text(f: _Fields) -> _Fields:
     text = f.raw("text_config")
-    fields = _Fields({"_class_name": f.cls, **f.config, **(text if isinstance(text, dict) else {})}, f.defaults)
-    return _decoder_llm(fields, norms=2, qkv_bias=True, lm_head=not fields.raw("tie_word_embeddings"))
+    return _Fields({"_class_name": f.cls, **f.config, **(text if isinstance(text, dict) else {})}, f.defaults)
+
+
+def _qwen2_5_vl_stored(f: _Fields):
+    """What the checkpoint holds beyond the hidden-state path: the LM head (unless tied) and the vision tower.
+
+    The vision tower (transformers' Qwen2_5_VisionTransformerPretrainedModel): a 3-D patch convolution (channels x
+    temporal_patch x patch² -> hidden, no bias), `depth` blocks (two RMSNorms, a qkv and an output projection with
+    biases, a gated MLP with biases) and the merger (an RMSNorm, then 4·hidden -> 4·hidden -> out_hidden_size, with
+    biases: it merges 2 x 2 patches into one token of the language model's width)."""
+    text = _qwen2_5_vl_text(f)
+    parts = [] if text.raw("tie_word_embeddings") else [Weights("lm_head", text.int("vocab_size") * text.int("hidden_size"))]
+    vision = f.raw("vision_config")
+    if isinstance(vision, dict):
+        v = _Fields({"_class_name": f"{f.cls} vision_config", **vision}, {"in_channels": 3})
+        h, i, out = v.int("hidden_size"), v.int("intermediate_size"), v.int("out_hidden_size")
+        merged = v.int("spatial_merge_size") ** 2 * h
+        block = 2 * h + (3 * h * h + 3 * h) + (h * h + h) + 2 * (h * i + i) + (i * h + h)
+        parts += [Weights("vision_patch_embed", v.int("in_channels") * v.int("temporal_patch_size") * v.int("patch_size") ** 2 * h),
+                  Weights("vision_blocks", block, v.int("depth")),
+                  Weights("vision_merger", h + merged * merged + merged + merged * out + out)]
+    return parts
 
 
 ENCODERS = {
@@ -73,18 +103,24 @@ ENCODERS = {
     "CLIPTextModelWithProjection": (dict(max_position_embeddings=77), lambda f: _clip(f, True)),
     "T5EncoderModel": (dict(relative_attention_num_buckets=32, feed_forward_proj="relu"), lambda f: _t5(f, False)),
     "UMT5EncoderModel": (dict(relative_attention_num_buckets=32, feed_forward_proj="gated-gelu"), lambda f: _t5(f, True)),
-    "LlamaModel": (dict(head_dim=None), lambda f: _decoder_llm(f, norms=2, qkv_bias=f.flag("attention_bias"), lm_head=False)),
+    "LlamaModel": (dict(head_dim=None), lambda f: _decoder_llm(f, norms=2, qkv_bias=f.bool("attention_bias"), lm_head=False)),
     "Gemma2Model": (dict(head_dim=256), lambda f: _decoder_llm(f, norms=4, qkv_bias=False, lm_head=False)),
     "Qwen2_5_VLForConditionalGeneration": (dict(head_dim=None, tie_word_embeddings=False), _qwen2_5_vl),
 }
 
+_STORED = {"Qwen2_5_VLForConditionalGeneration": _qwen2_5_vl_stored}
+"""Weights an encoder's checkpoint holds that do not run on a text prompt, by architecture."""
+
 
 @dataclass(frozen=True)
 class TextEncoder:
-    """A text encoder's parts, each with the rows it sees (every prompt token, or the one pooled token)."""
+    """A text encoder's parts, each with the rows it sees (every prompt token, or the one pooled token), and
+    `idle`: weights its checkpoint holds that do not run on a text prompt (a VLM's vision tower, an unused LM
+    head)."""
 
     architecture: str
     parts: tuple
+    idle: tuple = ()
 
     @classmethod
     def from_transformers(cls, config) -> TextEncoder:
@@ -95,11 +131,22 @@ class TextEncoder:
         if name not in ENCODERS:
             raise ValueError(f"config architectures must be one of {', '.join(ENCODERS)}, got {arch!r}")
         defaults, build = ENCODERS[name]
-        return cls(name, tuple(build(_Fields({"_class_name": name, **config}, defaults))))
+        fields = _Fields({"_class_name": name, **config}, defaults)
+        return cls(name, tuple(build(fields)), tuple(_STORED[name](fields)) if name in _STORED else ())
 
     @property
     def params(self) -> int:
+        """Parameters that run on a text prompt."""
         return sum(p.params for p in self.parts)
+
+    @property
+    def stored_params(self) -> int:
+        """Every parameter of the checkpoint the config describes: `params` and the `idle` weights."""
+        return self.params + sum(p.params for p in self.idle)
+
+    def idle_params(self, prefix: str = "") -> int:
+        """Parameters of the idle weights whose name starts with `prefix` ("vision": the vision tower)."""
+        return sum(p.params for p in self.idle if p.name.startswith(prefix))
 
     def flops(self, text_tokens) -> int:
         """FLOPs of encoding one prompt of `text_tokens` tokens."""

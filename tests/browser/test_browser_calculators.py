@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from _calculators import changed_value, open_workbenches
 from chapter2 import calculators, charts
 
 pytestmark = pytest.mark.browser
@@ -55,24 +56,6 @@ def _normalise(outputs):
             for k, val in outputs.items()}
 
 
-def _changed_value(field):
-    """A different valid value for one field."""
-    if field.kind == "select":
-        values = [str(v) for v, _ in field.options]
-        return values[(values.index(str(field.default)) + 1) % len(values)] if len(values) > 1 else None
-    if field.kind == "text":
-        return str(field.default) + " 7"
-    lo = field.min if field.min is not None else 0
-    hi = field.max if field.max is not None else float(field.default) * 4 + 4
-    value = float(field.default)
-    target = value + (hi - value) / 3 if value < hi else (value + lo) / 2
-    if field.step:
-        target = round(round((target - lo) / field.step) * field.step + lo, 10)
-    if field.integer:
-        target = round(target)
-    return f"{target:g}" if target != value else None
-
-
 def _wait_computed(page, name, before, *, or_message=False):
     """Wait until the worker painted a new result (or, with or_message, showed an inline message)."""
     page.wait_for_function(
@@ -99,13 +82,16 @@ def test_each_calculator_matches_cpython_in_the_browser(watched, site_dir):
     for name, path in sorted(_pages(site_dir).items(), key=lambda kv: kv[1]):
         if path != current:
             page, current = watched.goto(path), path
+            open_workbenches(page)
         calc = page.locator(f'[data-calculator="{name}"]')
         assert _normalise(_outputs(calc)) == _normalise(calculators.compute(name)), f"{name}: build-time defaults"
         spec = calculators.get(name)
         changed = 0
         for field in spec.fields:
-            value = _changed_value(field)
-            if value is None:
+            value = changed_value(field)
+            # (typing in a Hub model id, A's or B's, recomputes nothing: test_hub_in_browser.py and
+            # test_compare_in_browser.py drive them)
+            if value is None or field.name in ("model_id", "model_id_b") or not field.applies(_raw(calc)):  # or a hidden control (show_when)
                 continue
             before = int(calc.get_attribute("data-computed") or 0)
             _set(calc, field, value)
@@ -138,10 +124,14 @@ def test_fuzzed_input_shows_a_message_and_recovers(watched, site_dir):
         by_page.setdefault(path, []).append(name)
     for path, names in by_page.items():
         page = watched.goto(path)
+        open_workbenches(page)
         for name in names:
             calc = page.locator(f'[data-calculator="{name}"]')
             message = calc.locator("[data-calc-message]")
-            fields = [f for f in calculators.get(name).fields if f.kind in ("number", "text")][:2]
+            spec = calculators.get(name)
+            # (the Hub model id is left out: typing in it recomputes nothing; test_hub_in_browser.py covers it)
+            fields = [f for f in spec.fields if f.kind in ("number", "text") and f.name != "model_id"
+                      and f.applies(spec.defaults())][:2]
             for field in fields:
                 for bad in BAD_VALUES:
                     if bad == str(field.default):
@@ -189,6 +179,7 @@ def test_a_pasted_config_json_is_read_in_the_browser(watched, site_dir):
     pasted = (FAMILY_CONFIG_DIR / "SmolLM3-3B.json").read_text()
     for name in ("kv_cache", "model_config"):
         page = watched.goto(pages[name])
+        open_workbenches(page)
         calc = page.locator(f'[data-calculator="{name}"]')
         field = next(f for f in calculators.get(name).fields if f.name == "config_json")
         for text, ok in ((pasted, True), ('{"architectures": ["FalconForCausalLM"]}', False), ("", True)):
@@ -202,8 +193,9 @@ def test_a_pasted_config_json_is_read_in_the_browser(watched, site_dir):
                 if text:
                     assert "SmolLM3" in want["outputs"]["model_info"]
             else:
-                assert calc.locator("[data-calc-message]").inner_text() == want["message"]
-                assert "'FalconForCausalLM'" in want["message"] and "not supported" in want["message"]
+                # one line naming the class, and a link to the families' list (its text after the message)
+                assert calc.locator("[data-calc-message]").inner_text() == f"{want['message']} ({want['link']['text']})"
+                assert "FalconForCausalLM is of none of the" in want["message"]
         watched.assert_clean()
 
 
@@ -218,6 +210,7 @@ def test_a_pasted_whisper_config_gives_numbers_in_every_calculator_that_takes_a_
     said = {"kv_cache": "note", "roofline": "decode", "decode_batching": "intensity", "model_config": "layers"}
     for name in (*said, "model_diagram"):
         page = watched.goto(pages[name])
+        open_workbenches(page)
         calc = page.locator(f'[data-calculator="{name}"]')
         field = next(f for f in calculators.get(name).fields if f.name == "config_json")
         before = int(calc.get_attribute("data-computed") or 0)

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -59,8 +60,16 @@ def _serve(directory: Path, handler=_Handler):
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
+class CdnSite(NamedTuple):
+    url: str  # the site, served on 127.0.0.1
+    full: Path  # the stand-in CDN's folder of Pyodide files
+    site: Path  # the built site
+    cdn: str  # the CDN base URL the site was built with (CHAPTER2_PYODIDE_CDN)
+
+
 @pytest.fixture(scope="module")
 def cdn_site(tmp_path_factory):
+    """The one CDN-mode build of a test run (a whole site build: 22 s of CPU), served beside a stand-in CDN."""
     cdn_root = tmp_path_factory.mktemp("cdn")
     full = cdn_root / "pyodide" / "v0.27.7" / "full"
     shutil.copytree(ROOT / "node_modules" / "pyodide", full)
@@ -68,13 +77,14 @@ def cdn_site(tmp_path_factory):
     shutil.copy(wheel, full / wheel.name)
     cdn_server, cdn_url = _serve(cdn_root, _CdnHandler)
     site = tmp_path_factory.mktemp("cdn-site")
-    env = {**os.environ, "CHAPTER2_PYODIDE": "cdn", "CHAPTER2_PYODIDE_CDN": cdn_url + "pyodide/v0.27.7/full/",
+    cdn = cdn_url + "pyodide/v0.27.7/full/"
+    env = {**os.environ, "CHAPTER2_PYODIDE": "cdn", "CHAPTER2_PYODIDE_CDN": cdn,
            "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     site_server, site_url = _serve(site)
-    yield site_url, full
+    yield CdnSite(site_url, full, site, cdn)
     site_server.shutdown()
     cdn_server.shutdown()
 
@@ -88,8 +98,15 @@ def _page(browser, url):
     return context, page, errors
 
 
+def test_the_cdn_build_ships_no_pyodide_core_and_names_the_cdn(cdn_site):
+    config_js = (cdn_site.site / "assets" / "chapter2" / "config.js").read_text()
+    assert '"mode": "cdn"' in config_js and cdn_site.cdn in config_js
+    assert not (cdn_site.site / "pyodide" / "pyodide.asm.wasm").exists()
+    assert list((cdn_site.site / "pyodide").glob("chapter2-*.whl"))
+
+
 def test_cdn_mode_loads_verified_pyodide(browser, cdn_site):
-    url, _ = cdn_site
+    url = cdn_site.url
     context, page, errors = _page(browser, url)
     assert page.evaluate("() => window.chapter2.load().then(() => window.CHAPTER2_CONFIG.mode)") == "cdn"
     assert page.evaluate("() => window.chapter2.run('import chapter2, numpy; [chapter2.__version__, numpy.__version__]')") == ["0.1.0", "2.0.2"]
@@ -98,7 +115,7 @@ def test_cdn_mode_loads_verified_pyodide(browser, cdn_site):
 
 
 def test_cdn_mode_refuses_a_tampered_file(browser, cdn_site):
-    url, full = cdn_site
+    url, full = cdn_site.url, cdn_site.full
     original = (full / "pyodide.asm.js").read_bytes()
     try:
         (full / "pyodide.asm.js").write_bytes(original + b"\n// tampered\n")
@@ -111,7 +128,7 @@ def test_cdn_mode_refuses_a_tampered_file(browser, cdn_site):
 
 
 def test_cdn_mode_runs_the_bytes_it_verified_and_fetches_each_file_once(browser, cdn_site):
-    url, _ = cdn_site
+    url = cdn_site.url
     _CdnHandler.hits.clear()
     _CdnHandler.two_faced = True
     try:

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from _calculators import calculator_pages, chart_digests, computed, cpython_answer, cpython_chart_digests, form_values
-from _calculators import axe_audit, pyodide_answer, rounded, wait_recomputed
+from _calculators import axe_audit, differences, open_workbenches, pyodide_answer, rounded, wait_recomputed
 from chapter2 import calculators
 
 from conftest import local_only_context
@@ -42,6 +42,9 @@ MOVES = {
     "prefill_decode": [{"n_steps": "3"}],
     "flash_stepper": [{"tiles": "3"}, {"q_block": "2"}],
     "request_timeline": [{"token": "100"}, {"batch": "32"}],
+    "token_walk": [{"step": "5"}, {"prompt": "A decode step reads the whole KV"}],
+    "chunked_prefill": [{"chunk_tokens": "2048"}, {"decode_batch": "8"}],
+    "speculative_decoding": [{"draft_tokens": "5"}, {"acceptance": "0.6"}],
 }
 
 
@@ -75,12 +78,13 @@ def test_charts_are_in_the_page_without_javascript(browser, site_url, site_dir):
         page = context.new_page()
         for name, path in sorted(_chart_pages(site_dir).items()):
             page.goto(site_url + path)
+            open_workbenches(page)
             calc = page.locator(f'[data-calculator="{name}"]')
             assert chart_digests(calc) == cpython_chart_digests(name), f"{name}: build-time charts"
             for svg in calc.locator("svg.c2-chart__svg").all():
                 box = svg.bounding_box()
                 assert box and box["width"] > 250 and box["height"] > 100, f"{name}: chart not drawn ({box})"
-                assert svg.locator("path").count() >= 3, name
+                assert svg.locator("path, rect").count() >= 3, name  # lines, or the boxes of a picture (canvas)
         assert not context.blocked
 
 
@@ -92,6 +96,7 @@ def test_charts_redraw_on_input_and_match_cpython(watched, site_dir):
     for name, path in sorted(pages.items(), key=lambda kv: kv[1]):
         if path != current:
             page, current = watched.goto(path), path
+            open_workbenches(page)
         calc = page.locator(f'[data-calculator="{name}"]')
         calc.scroll_into_view_if_needed()
         for move in MOVES[name]:
@@ -104,11 +109,12 @@ def test_charts_redraw_on_input_and_match_cpython(watched, site_dir):
             assert chart_digests(calc) == cpython_chart_digests(name, raw), f"{name}: after {move}"
             assert chart_digests(calc) != built, f"{name}: {move} did not redraw"
             moved = calc.evaluate("el => [...el.querySelectorAll('.c2-chart__pt')].map(c => c.getAttribute('cx') + ',' + c.getAttribute('cy'))")
-            if any(o.chart.kind != "diagram" for o in calculators.get(name).outputs if o.kind == "chart"):
+            if any(o.chart.kind not in ("diagram", "heatmap") for o in calculators.get(name).outputs if o.kind == "chart"):
                 assert moved and moved != markers, f"{name}: the marker did not move after {move}"
-            else:  # a diagram has no marker: the boxes themselves change
+            else:  # a diagram or a heatmap has no marker: the boxes or the cells themselves change
                 assert not moved and not markers
-            assert rounded(pyodide_answer(page, name, raw)) == rounded(cpython_answer(name, raw)), f"{name}: Pyodide vs CPython"
+            got, want = rounded(pyodide_answer(page, name, raw)), rounded(cpython_answer(name, raw))
+            assert got == want, f"{name}: Pyodide vs CPython: {differences(got, want)[:8]}"
         # redraw time: one more change, timed in the page from the input event to the painted result
         field = next(iter(MOVES[name][0]))
         ms = calc.evaluate("""async (el, [f, v]) => {
@@ -127,9 +133,11 @@ def test_measure_this_device_runs_on_request_and_lands_on_the_roofline(watched, 
     assert path, "device_roofline is on no page"
     page = watched.goto(path)
     page.wait_for_load_state("networkidle")
+    open_workbenches(page)
     calc = page.locator('[data-calculator="device_roofline"]')
-    assert page.evaluate("() => window.chapter2.state") == "idle"  # nothing measured (nor loaded) on page load
+    # nothing measured on page load (Python may be starting already: 2.4's roofline chart is in the first screen)
     assert form_values(calc)["matmul_gflops"] == "0" and calc.locator(".c2-chart__pt").count() == 0
+    assert "Done" not in calc.locator("[data-calc-action-status]").inner_text()
     before = computed(calc)
     calc.get_by_role("button", name="Measure this device").click()
     wait_recomputed(page, "device_roofline", before, WAIT_MS)
@@ -156,6 +164,7 @@ def test_charts_fit_a_phone_and_follow_the_colour_scheme(browser, site_url, site
         for path in sorted(set(_chart_pages(site_dir).values())):
             page.goto(site_url + path)
             page.wait_for_load_state("networkidle")
+            open_workbenches(page)
             assert page.evaluate("() => document.body.getAttribute('data-md-color-scheme')") == \
                 ("slate" if scheme == "dark" else "default")
             assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], path
@@ -209,3 +218,41 @@ def test_build_time_figures_keep_their_drawn_size(browser, site_url, site_dir, v
                 assert shown <= column + 0.5, f"{path}: {src} is {shown:.0f} px wide in a {column} px column"
             assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"], path
         assert not context.blocked
+
+
+# Every rule's label (class c2-chart__rule: "H100 SXM memory: 80 GB", "32,768 tokens", "ridge: 295 FLOP/B") as
+# laid out, against every other text of its chart: tick labels, the other rules' labels, notes. Overlaps are of
+# the browser's own text boxes, by more than a pixel each way.
+RULE_OVERLAPS = """() => { const out = [];
+  for (const svg of document.querySelectorAll('[data-calculator] figure.c2-chart svg.c2-chart__svg')) {
+    const texts = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim())
+      .map((t) => [t.textContent, t.getBoundingClientRect(), t.classList.contains('c2-chart__rule')]);
+    let rules = 0;
+    for (const [i, [a, ra, ruleA]] of texts.entries()) { rules += ruleA;
+      for (const [b, rb, ruleB] of texts.slice(i + 1)) {
+        const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+        const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+        if ((ruleA || ruleB) && w > 1 && h > 1) out.push([svg.closest('[data-calculator]').dataset.calculator, a, b]);
+      } }
+    out.push(rules); }
+  return out; }"""
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_a_rule_s_label_overlaps_no_other_text_of_its_chart(browser, site_url, site_dir, width):
+    """Each chart as built (workbenches opened) on every page with charts: a rule's label is placed clear of the
+    curves, the tick labels and the other labels (2.2a's kv_cache chart had "32,768 tokens" over "H100 SXM
+    memory: 80 GB")."""
+    overlaps, rules = [], 0
+    with local_only_context(browser, viewport={"width": width, "height": 900}) as context:
+        context.add_init_script("window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };")
+        page = context.new_page()
+        for path in sorted(set(_chart_pages(site_dir).values())):
+            page.goto(site_url + path)
+            open_workbenches(page)
+            found = page.evaluate(RULE_OVERLAPS)
+            rules += sum(x for x in found if isinstance(x, int))
+            overlaps += [f"{path}: {x}" for x in found if not isinstance(x, int)]
+        assert not context.blocked
+    assert rules >= 5, "too few rule labels measured"  # kv_cache, roofline_play, sliding_window, ...
+    assert not overlaps, "\n".join(overlaps)

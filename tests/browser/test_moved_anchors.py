@@ -25,8 +25,8 @@ def test_old_anchors_land_where_their_heading_is_now(browser, site_url):
                 page.wait_for_url(f"{site_url}llm-architecture/#{anchor}", timeout=10_000)
                 heading = page.locator(f'h2[id="{anchor}"]')
             else:
-                page.wait_for_load_state("load")
-                assert page.url == f"{site_url}llm-inference/#{anchor}"
+                page.wait_for_load_state("load")  # (a hash change on the same page: wait until the address has it)
+                page.wait_for_url(f"{site_url}llm-inference/#{anchor}", timeout=10_000)
                 heading = page.locator(f'[id="{anchor}"]')
             assert heading.count() == 1, anchor
             page.wait_for_function("(id) => { const r = document.getElementById(id).getBoundingClientRect();"

@@ -17,7 +17,7 @@ def _ready(page):
     page.evaluate("() => window.chapter2.ready")
 
 
-CORE = ("assets/chapter2/config.js", "assets/chapter2/charts.js", "assets/chapter2/runtime-core.js")
+CORE = ("assets/chapter2/config.js", "assets/chapter2/charts.js", "assets/chapter2/hub.js", "assets/chapter2/runtime-core.js")
 
 
 IN_VIEW = """() => [...document.querySelectorAll('[data-calculator]')].some((el) => {

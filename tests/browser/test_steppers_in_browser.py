@@ -5,6 +5,8 @@ Each has a first frame drawn at build time (there without JavaScript); stepping 
 the buttons or the keyboard (the slider's arrow keys, Enter on a button), redraws with Pyodide what
 CPython draws for the same inputs; a step slider whose top is another field follows it; the steppers
 fit a phone's 375 px and axe finds no serious issue in them. Prints the median redraw time of a step.
+Play steps on by itself, each step drawn (prebuilt, or by Python) before the next, with its caption,
+and stops at the end; Pause, Back or another field stop it (tests that drive the clock, never sleep).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import statistics
 import pytest
 
 from _calculators import calculator_pages, chart_digests, computed, cpython_answer, cpython_chart_digests, form_values
-from _calculators import axe_audit, pyodide_answer, rounded, wait_recomputed
+from _calculators import axe_audit, differences, open_workbenches, pyodide_answer, rounded, wait_recomputed
 from chapter2 import calculators
 from conftest import local_only_context
 
@@ -41,7 +43,7 @@ def _matches_cpython(page, name, calc, what):
     raw = form_values(calc)
     assert chart_digests(calc) == cpython_chart_digests(name, raw), f"{name}: {what}: the drawing is not CPython's"
     want = cpython_answer(name, raw)
-    texts = {o.key for o in calculators.get(name).outputs if o.kind == "text"}  # charts and bars come drawn
+    texts = {o.key for o in calculators.get(name).outputs if o.kind in ("text", "caption")}  # charts, bars: drawn
     assert _texts(calc) == {k: v for k, v in want["outputs"].items() if k in texts}
     bars = {k: want["outputs"][o.key] for o in calculators.get(name).outputs if o.kind == "bars" for k in [o.key]}
     same = calc.evaluate("""(el, bars) => Object.entries(bars).every(([k, html]) => {
@@ -49,7 +51,8 @@ def _matches_cpython(page, name, calc, what):
         return el.querySelector(`[data-output=${k}]`).innerHTML === t.innerHTML; })""", bars)
     assert same, f"{name}: {what}: the bars are not CPython's"
     got = pyodide_answer(page, name, raw)
-    assert rounded(got) == rounded(want), f"{name}: {what}: Pyodide's answer is not CPython's"
+    assert rounded(got) == rounded(want), (f"{name}: {what}: Pyodide's answer is not CPython's: "
+                                           f"{differences(rounded(got), rounded(want))[:8]}")
     return raw
 
 
@@ -63,6 +66,7 @@ def test_the_first_frame_is_in_the_page_without_javascript(browser, site_url, si
         page = context.new_page()
         for name, path in sorted(_pages(site_dir).items()):
             page.goto(site_url + path)
+            open_workbenches(page)
             calc = page.locator(f'[data-calculator="{name}"]')
             assert chart_digests(calc) == cpython_chart_digests(name), f"{name}: build-time frame"
             field = STEPPERS[name]
@@ -88,6 +92,7 @@ def test_steppers_open_at_the_first_step_and_step_at_once_without_python(browser
         page = context.new_page()
         for name, path in sorted(_pages(site_dir).items()):
             page.goto(site_url + path)
+            open_workbenches(page)
             calc = page.locator(f'[data-calculator="{name}"]')
             calc.scroll_into_view_if_needed()
             field = STEPPERS[name]
@@ -108,10 +113,38 @@ def test_steppers_open_at_the_first_step_and_step_at_once_without_python(browser
         assert not context.blocked
 
 
+def test_a_press_while_the_runtime_loads_moves_one_step(browser, site_url, site_dir):
+    """A press that lands after charts.js has run but before the rest of the runtime has (its scripts run one
+    by one) is held and replayed once the runtime takes over: it must move the stepper one step, not two (the
+    step buttons bind at the hand-over, not while the press is still being held). share.js, the last of the
+    runtime's scripts, is kept back until the press is in."""
+    held = []
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
+        context.add_init_script(INERT_WORKER)
+        context.route("**/assets/chapter2/share.js", lambda route: held.append(route))  # answered below, after the press
+        page = context.new_page()
+        page.goto(site_url + _pages(site_dir)["flash_stepper"])
+        open_workbenches(page)
+        calc = page.locator('[data-calculator="flash_stepper"]')
+        calc.scroll_into_view_if_needed()
+        slider = calc.locator('input[type=range][name="tiles"]')
+        forward = calc.locator(f'button[data-step="1"][aria-controls="{slider.get_attribute("id")}"]')
+        start = int(slider.input_value())
+        calc.hover()  # a sign of interest: the runtime starts loading
+        page.wait_for_function("() => !!window.chapter2Charts", timeout=30_000)  # charts.js has run
+        forward.click()
+        assert held, "share.js was not requested"
+        held.pop().continue_()
+        page.wait_for_function("(el) => +el.dataset.presses >= 1", arg=forward.element_handle(), timeout=30_000)
+        assert int(slider.input_value()) == start + 1
+        assert not context.blocked
+
+
 def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
     timings = {}
     for name, path in sorted(_pages(site_dir).items(), key=lambda kv: kv[1]):
         page = watched.goto(path)
+        open_workbenches(page)
         calc = page.locator(f'[data-calculator="{name}"]')
         calc.scroll_into_view_if_needed()
         field = STEPPERS[name]
@@ -192,6 +225,7 @@ def test_step_with_buttons_and_keys_and_match_cpython(watched, site_dir):
 
 def test_a_step_slider_follows_the_field_that_sets_its_top(watched, site_dir):
     page = watched.goto(_pages(site_dir)["request_timeline"])
+    open_workbenches(page)
     calc = page.locator('[data-calculator="request_timeline"]')
     calc.scroll_into_view_if_needed()
     slider = calc.locator('input[type=range][name="token"]')
@@ -219,6 +253,7 @@ def test_steppers_fit_a_phone(browser, site_url, site_dir, scheme):
         for name, path in sorted(_pages(site_dir).items()):
             page.goto(site_url + path)
             page.wait_for_load_state("networkidle")
+            open_workbenches(page)
             assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], path
             calc = page.locator(f'[data-calculator="{name}"]')
             calc.scroll_into_view_if_needed()
@@ -238,3 +273,149 @@ def test_axe_finds_no_serious_issue_in_the_steppers(browser, site_url, site_dir,
     targets = [(path, f"[data-calculator={name}]", name) for name, path in sorted(_pages(site_dir).items())]
     problems = axe_audit(browser, site_url, scheme, targets)
     assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------ Play / Pause and the captions
+
+PLAY_MS = 777  # a dwell no other timer of the runtime uses: the manual clock below fires only these
+# A clock the test drives: the runtime's timers wait in window.__timers until the test fires them.
+MANUAL_CLOCK = """(ms) => {
+  window.__timers = new Map(); let id = 0;
+  window.chapter2.playMs = ms;
+  window.chapter2.clock = { now: () => Date.now(),
+    setTimeout: (fn, wait) => { window.__timers.set(++id, [fn, wait]); return id; },
+    clearTimeout: (t) => { window.__timers.delete(t); } };
+  window.__player = () => [...window.__timers].filter(([, [, w]]) => w === ms || w === 2 * ms);
+  window.__fire = () => { const due = window.__player(); for (const [t, [fn]] of due) { window.__timers.delete(t); fn(); }
+    return due.length; };
+}"""
+# Each paint of the calculator: [the step shown, its caption] (data-computed counts the paints).
+RECORD = """(el) => { window.__seen = [];
+  const slider = el.querySelector('.c2-calc__field--stepper input[type=range]'), caption = el.querySelector('[data-caption]');
+  new MutationObserver(() => window.__seen.push([+slider.value, caption.textContent]))
+    .observe(el, { attributes: true, attributeFilter: ['data-computed'] }); }"""
+
+
+def _stepper(page, name):
+    calc = page.locator(f'[data-calculator="{name}"]')
+    calc.scroll_into_view_if_needed()
+    field = STEPPERS[name]
+    group = calc.get_by_role("group", name=next(f.label for f in calculators.get(name).fields if f.name == field))
+    return calc, calc.locator(f'input[type=range][name="{field}"]'), group
+
+
+def _visited(low, top):
+    """The steps Play shows from the first: every one, or on a long stepper each stride's multiple and the last."""
+    k = next(k for k in (1, 2, 5, 10, 20, 50, 100) if (top - low) / k <= 30)
+    return sorted({*range(low + k, top, k), top})
+
+
+def test_play_runs_each_stepper_to_its_end_and_shows_each_step_s_caption(browser, site_url, site_dir):
+    """No Python here (an inert Worker): every step of the defaults is prebuilt, so Play moves through them by
+    itself, each drawn with the caption CPython wrote for it, and stops at the last step, named Play again."""
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
+        context.add_init_script(INERT_WORKER)
+        page = context.new_page()
+        for name, path in sorted(_pages(site_dir).items()):
+            page.goto(site_url + path)
+            open_workbenches(page)
+            page.evaluate("() => { window.chapter2.playMs = 30; }")
+            calc, slider, group = _stepper(page, name)
+            calc.evaluate(RECORD)
+            low, top = int(slider.get_attribute("min")), int(slider.get_attribute("max"))
+            group.get_by_role("button", name="Play").click()
+            page.wait_for_function("([el, top]) => el.querySelector('[data-play]').dataset.playing === 'false'"
+                                   " && +el.querySelector('.c2-calc__field--stepper input[type=range]').value === top",
+                                   arg=[calc.element_handle(), top], timeout=WAIT_MS)
+            seen = page.evaluate("() => window.__seen")
+            field = STEPPERS[name]
+            want = [[v, calculators.compute(name, {field: str(v)})["caption"]] for v in _visited(low, top)]
+            assert seen == want, f"{name}: played {seen[:3]}..., want {want[:3]}..."
+            assert len({c for _, c in seen}) == len(seen), f"{name}: two steps with one caption"
+            assert group.get_by_role("button", name="Play").count() == 1  # stopped at the end: Play again
+            assert calc.locator("[data-caption]").get_attribute("role") == "status"  # a live region
+            assert page.evaluate("() => window.chapter2.lanes.calc.state") != "ready"  # no Python was needed
+        assert not context.blocked
+
+
+def test_pause_and_the_reader_s_own_input_stop_play(browser, site_url, site_dir):
+    """The test drives the clock: Play moves one step at once and waits PLAY_MS before the next; Pause (by
+    mouse or by keyboard) and Back or a changed field cancel that wait and leave the step where it is."""
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
+        context.add_init_script(INERT_WORKER)
+        page = context.new_page()
+        page.goto(site_url + _pages(site_dir)["flash_stepper"])
+        open_workbenches(page)
+        page.evaluate(MANUAL_CLOCK, PLAY_MS)
+        calc, slider, group = _stepper(page, "flash_stepper")
+        play = calc.locator("[data-play]")
+        group.get_by_role("button", name="Play").click()
+        page.wait_for_function("() => window.__player().length === 1")  # step 1 drawn, the next one waiting
+        assert slider.input_value() == "1" and play.get_attribute("data-playing") == "true"
+        assert page.evaluate("() => window.__player()[0][1][1]") == PLAY_MS
+        assert page.evaluate("() => window.__fire()") == 1
+        assert slider.input_value() == "2" and page.evaluate("() => window.__player().length") == 1
+        group.get_by_role("button", name="Pause").click()  # Pause: the wait is cancelled, nothing moves
+        assert page.evaluate("() => window.__player().length") == 0 and slider.input_value() == "2"
+        assert play.get_attribute("data-playing") == "false" and group.get_by_role("button", name="Play").count() == 1
+
+        play.focus()  # the keyboard: Enter plays, Space pauses; focus stays on the button
+        page.keyboard.press("Enter")
+        assert slider.input_value() == "3" and group.get_by_role("button", name="Pause").count() == 1
+        page.keyboard.press("Space")
+        assert page.evaluate("() => window.__player().length") == 0 and slider.input_value() == "3"
+        assert play.evaluate("b => b === document.activeElement")
+
+        play.click()  # Back while playing: one step back, and the player stops
+        assert slider.input_value() == "4"
+        group.get_by_role("button", name="Back").click()
+        assert slider.input_value() == "3" and play.get_attribute("data-playing") == "false"
+        assert page.evaluate("() => window.__player().length") == 0
+
+        play.click()  # from step 3, Play moves to step 4, the last, and stops there by itself
+        assert slider.input_value() == "4" and page.evaluate("() => window.__player().length") == 0
+        assert play.get_attribute("data-playing") == "false"
+        play.click()  # at the end, Play starts again from the first step; another field changed stops it
+        assert slider.input_value() == "0" and play.get_attribute("data-playing") == "true"
+        calc.locator('[name="d"]').select_option("8")
+        assert play.get_attribute("data-playing") == "false" and page.evaluate("() => window.__player().length") == 0
+        assert page.evaluate("() => window.__fire()") == 0 and slider.input_value() == "0"
+        assert not context.blocked
+
+
+def test_play_holds_each_step_twice_as_long_for_reduced_motion_and_never_starts_by_itself(browser, site_url, site_dir):
+    with local_only_context(browser, viewport={"width": 1280, "height": 900}, reduced_motion="reduce") as context:
+        context.add_init_script(INERT_WORKER)
+        page = context.new_page()
+        page.goto(site_url + _pages(site_dir)["prefill_decode"])
+        open_workbenches(page)
+        page.evaluate(MANUAL_CLOCK, PLAY_MS)
+        calc, slider, group = _stepper(page, "prefill_decode")
+        page.evaluate("() => window.chapter2.load()")  # the runtime is in, and nothing plays until a press
+        assert slider.input_value() == "0" and page.evaluate("() => window.__player().length") == 0
+        group.get_by_role("button", name="Play").click()
+        page.wait_for_function("() => window.__player().length === 1")
+        assert slider.input_value() == "1" and page.evaluate("() => window.__player()[0][1][1]") == 2 * PLAY_MS
+        assert not context.blocked
+
+
+def test_play_waits_for_python_to_draw_each_step(watched, site_dir):
+    """Inputs whose steps were not prebuilt: each step is computed by Python in the browser, and Play moves on
+    only once it is drawn, so every step shows, in order, with CPython's caption for it."""
+    page = watched.goto(_pages(site_dir)["flash_stepper"])
+    open_workbenches(page)
+    page.evaluate("() => { window.chapter2.playMs = 30; }")
+    calc, slider, group = _stepper(page, "flash_stepper")
+    before = computed(calc)
+    calc.locator('[name="seed"]').fill("5")
+    _wait(page, "flash_stepper", before)
+    calc.evaluate(RECORD)
+    group.get_by_role("button", name="Play").click()
+    page.wait_for_function("(el) => el.querySelector('[data-play]').dataset.playing === 'false'",
+                           arg=calc.element_handle(), timeout=WAIT_MS)
+    raw = form_values(calc)
+    want = [[t, calculators.compute("flash_stepper", {**raw, "tiles": str(t)})["caption"]] for t in range(1, 5)]
+    assert page.evaluate("() => window.__seen") == want
+    assert "drawn when the site was built" not in calc.locator("[data-calc-status]").inner_text()
+    _matches_cpython(page, "flash_stepper", calc, "played to the end")
+    watched.assert_clean()

@@ -2,7 +2,7 @@
  * notebook's code cell or output, an equation wider than the column) gets tabindex="0" so it can be focused and scrolled with the arrow
  * keys (axe rule scrollable-region-focusable), as Material already does for its own code blocks.
  * Rechecked when the window is resized and when web fonts finish loading, since what overflows depends
- * on the width and the glyphs. Each check leaves data-c2-scrollables="checked" on <html> ("pending" while
+ * on the width and the glyphs, and on every page instant navigation swaps in. Each check leaves data-c2-scrollables="checked" on <html> ("pending" while
  * fonts are still loading): what tests wait on instead of a timer. */
 (function () {
   "use strict";
@@ -28,7 +28,8 @@
     document.fonts.addEventListener("loadingdone", () => setTimeout(update, 0));
   }
   window.addEventListener("resize", () => { clearTimeout(timer); timer = setTimeout(update, 150); });
-  if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(() => setTimeout(update, 0));
-  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", update);
-  else update();
+  window.chapter2.onPage("a11y", () => {  // runtime.js: this page and every one swapped in
+    document.documentElement.dataset.c2Scrollables = "pending";
+    setTimeout(update, 0);
+  });
 })();

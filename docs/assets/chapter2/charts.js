@@ -104,12 +104,13 @@
     ends();
   }
 
-  function init() {
-    document.querySelectorAll("[data-calc-action]").forEach(setupAction);
-    document.querySelectorAll(".c2-calc__field--stepper input[type=range]").forEach(setupStepper);
-  }
+  const bound = new WeakSet();
+  const once = (setup) => (el) => { if (!bound.has(el)) { bound.add(el); setup(el); } };
 
   window.chapter2Charts = { update };
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
+  // this page's buttons and step sliders, and those of every page instant navigation swaps in (runtime.js)
+  window.chapter2.onPage("charts", () => {
+    document.querySelectorAll("[data-calc-action]").forEach(once(setupAction));
+    document.querySelectorAll(".c2-calc__field--stepper input[type=range]").forEach(once(setupStepper));
+  });
 })();

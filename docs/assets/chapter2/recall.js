@@ -9,7 +9,11 @@
  */
 (function () {
   "use strict";
+  // The page carries this script in its content: instant navigation runs it again on each visit; once is enough.
+  if (window.chapter2Recall) return;
+  window.chapter2Recall = true;
   const KEY = "chapter2.recall.v1";
+  let shown = null;  // the cards on screen: {root, reload}
 
   function pad(n) { return String(n).padStart(2, "0"); }
   function isoDate(d) { return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`; }
@@ -106,13 +110,12 @@
       status.focus();
     });
     status.tabIndex = -1;
-    // another tab of this site reviewed cards: show it here too
-    window.addEventListener("storage", (e) => { if (e.key === KEY) { state = load(); render(); } });
+    shown = { root, reload() { state = load(); render(); } };
     render();
   }
 
-  function init() { document.querySelectorAll("[data-recall]").forEach(setup); }
-  if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
-  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
+  // another tab of this site reviewed cards: show it here too
+  window.addEventListener("storage", (e) => { if (e.key === KEY && shown && shown.root.isConnected) shown.reload(); });
+  // runtime.js: this page, and every page instant navigation swaps in
+  window.chapter2.onPage("recall", () => document.querySelectorAll("[data-recall]").forEach(setup));
 })();

@@ -16,7 +16,8 @@
  *                                (never while it waits behind another); past it the worker is stopped
  *                                and a fresh one starts. Also: bootStallMs (a boot with no progress for
  *                                that long is a crash), crashLimit within crashWindowMs (then it stops
- *                                restarting), clock (setTimeout/clearTimeout/now, replaceable by tests).
+ *                                restarting), clock (setTimeout/clearTimeout/now, replaceable by tests),
+ *                                playMs (how long a playing stepper shows each step once it is drawn).
  *                                Settings given before this file ran are kept.
  *   window.chapter2.lanes.calc / .code   the two workers: state, detail, onState(fn), start(), retry(), restart()
  *                                (only once loaded: `await window.chapter2.load()` first)
@@ -303,7 +304,7 @@
 
   // the loader's object (runtime.js), completed here; settings it already holds are kept
   const api = window.chapter2;
-  const defaults = { timeoutMs: cfg.timeoutMs || 10000, bootStallMs: 60000, crashLimit: 3, crashWindowMs: 60000,
+  const defaults = { timeoutMs: cfg.timeoutMs || 10000, bootStallMs: 60000, crashLimit: 3, crashWindowMs: 60000, playMs: 2000,
     clock: { setTimeout: (fn, ms) => window.setTimeout(fn, ms), clearTimeout: (t) => window.clearTimeout(t), now: () => Date.now() } };
   for (const [key, value] of Object.entries(defaults)) if (api[key] === undefined) api[key] = value;
   Object.defineProperties(api, {
@@ -314,7 +315,9 @@
     lanes,
     run: (code, opts = {}) => lanes.code.request({ kind: "run", code: String(code) }, opts.timeoutMs),
     exec: (code, opts = {}) => lanes.code.request({ kind: "exec", code: String(code) }, opts.timeoutMs),
-    calc: (name, inputs, opts = {}) => lanes.calc.request({ kind: "calc", name, inputs }, opts.timeoutMs),
+    calc: (name, inputs, opts = {}) => lanes.calc.request({ kind: "calc", name, inputs, hub: opts.hub || null }, opts.timeoutMs),
+    // one step of a Hub lookup in the calculators' worker (hub.js drives it; nothing is fetched here)
+    hubStep: (modelId, lookup, replies) => lanes.calc.request({ kind: "hub", modelId, lookup, replies }),
     onState: (fn) => { globalListeners.add(fn); return () => globalListeners.delete(fn); },
     restart: () => lanes.code.restart(),
     retry: () => Promise.all(Object.values(lanes).filter((l) => l.state === "failed" || l.state === "stopped").map((l) => l.retry())),
@@ -376,6 +379,111 @@
 
   const WAIT_FOR_RUNTIME = new Set(["DownloadError", "StoppedError", "BootError"]);
 
+  // A stepper's Play / Pause ([data-play], aria-controls naming the step slider; directives._stepper_html).
+  // Play moves the slider one stride on (1; on a long stepper 2, 5, 10, ..., so that it takes at most
+  // PLAY_STEPS steps from the first to the last and lands on the prebuilt ones), waits until that step is
+  // drawn (a prebuilt frame at once, else Python's result), shows it for api.playMs, then moves again; it
+  // stops at the last step (a press there starts again from the first). Pause, an error, or any input of
+  // the reader's (Back, Forward, a key on the slider, another field) stops it. Nothing plays before a
+  // press, and where the reader asks for reduced motion each step stays twice as long. The button's name
+  // is its word, "Play" or "Pause"; data-playing says which.
+  const PLAY_STEPS = 30;
+
+  // A field's own "change" (a text field's or textarea's when it loses focus, a slider's when it is let go)
+  // follows the "input" events that already computed its value: it is not a new input. Pressing Play after
+  // typing a prompt used to recompute the prompt's step once more on the way (CI saw that paint first).
+  // Changes dispatched by the site's scripts (a Hub lookup's records, a restored link) still count.
+  const echoesInput = (e) => e.type === "change" && e.isTrusted && e.target.matches("input, textarea");
+  const STRIDES = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
+
+  function setupPlayer(form, button) {
+    const slider = document.getElementById(button.getAttribute("aria-controls"));
+    const word = button.querySelector(".c2-play__word");
+    const reduced = window.matchMedia("(prefers-reduced-motion: reduce)");
+    let playing = false;
+    let timer = null;
+    let own = false;  // the input event being dispatched is the player's own move
+    let awaiting = false;  // a step was moved to and is not drawn yet
+
+    const stride = () => { const span = +slider.max - +slider.min; return STRIDES.find((k) => span / k <= PLAY_STEPS) || span; };
+    function show(on) {
+      playing = on;
+      button.dataset.playing = String(on);
+      word.textContent = on ? "Pause" : "Play";
+    }
+    function stop() {
+      api.clock.clearTimeout(timer);
+      timer = null;
+      awaiting = false;
+      if (playing) show(false);
+    }
+    function move(to) {
+      awaiting = true;
+      own = true;
+      try {
+        slider.value = String(to);
+        slider.dispatchEvent(new Event("input", { bubbles: true }));  // the calculator recomputes, as after a drag
+      } finally { own = false; }
+    }
+    function next() {
+      timer = null;
+      if (!playing) return;
+      if (!button.isConnected) { stop(); return; }  // its page was swapped out (instant navigation)
+      const low = +slider.min, top = +slider.max, at = +slider.value, k = stride();
+      if (at >= top) { stop(); return; }
+      move(Math.min(top, low + (Math.floor((at - low) / k) + 1) * k));
+    }
+    function drawn() {  // the calculator painted a result: the step is on screen
+      if (!playing || !awaiting) return;
+      awaiting = false;
+      if (+slider.value >= +slider.max) { stop(); return; }
+      timer = api.clock.setTimeout(next, api.playMs * (reduced.matches ? 2 : 1));
+    }
+    button.addEventListener("click", () => {
+      if (playing) { stop(); return; }
+      show(true);
+      if (+slider.value >= +slider.max) move(+slider.min);
+      else next();
+    });
+    const reader = (e) => { if (!own && !echoesInput(e)) stop(); };
+    form.addEventListener("input", reader);
+    form.addEventListener("change", reader);
+    for (const b of form.querySelectorAll("button[data-step]")) b.addEventListener("click", stop);
+    return { drawn, stop };
+  }
+
+  function pastedName(text) {  // what the model select calls a pasted config.json: its repository, class or type
+    try {
+      const c = JSON.parse(text);
+      const name = c && (c._name_or_path || (Array.isArray(c.architectures) && c.architectures[0]) || c.model_type);
+      if (typeof name === "string" && name) return name;
+    } catch (e) { /* not JSON (yet): the calculator's message says so */ }
+    return "config.json";
+  }
+
+  // Controls that apply to some inputs only (Field.show_when: hidden, not just out of sight) and a model select
+  // that follows a config.json pasted beside it (Field.paste: "pasted: <name>"; choosing a shipped model clears
+  // the text). The build set both for the defaults; this keeps them in step before the inputs are read.
+  function followInputs(form, event) {
+    // the model select first: pasting or clearing a config.json changes it, and what it shows follows it
+    for (const select of form.querySelectorAll("select[data-paste]")) {
+      const text = form.elements[select.dataset.paste];
+      const option = select.querySelector('option[value="pasted"]');
+      if (event && event.target === select && select.value !== "pasted") text.value = "";
+      const pasted = text.value.trim() !== "";
+      if (pasted && select.value !== "pasted") select.dataset.before = select.value;
+      option.hidden = !pasted;
+      option.textContent = pasted ? `pasted: ${pastedName(text.value)}` : "pasted config.json";
+      if (pasted) select.value = "pasted";
+      else if (select.value === "pasted") select.value = select.dataset.before || select.options[0].value;
+    }
+    for (const el of form.querySelectorAll("[data-show-field]")) {  // in form order: a field before those it shows
+      const control = form.elements[el.dataset.showField];
+      const holder = control.closest("[data-show-field]");  // B's custom GPU numbers: only while B's GPU shows
+      el.hidden = control.value !== el.dataset.showValue || !!(holder && holder.hidden);
+    }
+  }
+
   function setupCalculator(root) {
     const name = root.dataset.calculator;
     const form = root.querySelector("form");
@@ -384,6 +492,8 @@
     let inFlight = false;
     let dirty = false;
     let waiting = false;  // the last recompute could not run: Python failed to start; redo it when it is back
+    const playButton = root.querySelector("button[data-play]");
+    const player = playButton ? setupPlayer(form, playButton) : null;
 
     form.addEventListener("submit", (e) => e.preventDefault());
     for (const out of root.querySelectorAll("output[data-field-value]")) {
@@ -395,8 +505,15 @@
       });
     }
 
-    function showError(field, text) {
+    function showError(field, text, link) {
+      if (player) player.stop();
       message.textContent = text;
+      if (link) {  // where the page says more (the families a config.json may be of)
+        const a = document.createElement("a");
+        a.href = abs(link.href);
+        a.textContent = link.text;
+        message.append(" (", a, ")");
+      }
       message.hidden = false;
       root.classList.add("c2-calc--stale");
       for (const el of form.elements) el.removeAttribute("aria-invalid");
@@ -413,8 +530,28 @@
     // A stepper's prebuilt steps (directives.stepper_frames): every step of its default inputs, drawn when the
     // site was built. A frame holds the outputs that change with the step; the others are the build's (kept
     // here, so that coming back to the default inputs after other ones shows them again).
-    const framesEl = root.querySelector("script[data-calc-frames]");
-    const frames = framesEl ? JSON.parse(framesEl.textContent) : null;
+    // (A <template> holding a JSON <script>: instant navigation runs the scripts of a page it swaps in again,
+    // without their type or data attributes, but leaves what a template holds alone.)
+    const framesEl = root.querySelector("template[data-calc-frames]");
+    const framesSrc = framesEl ? framesEl.dataset.src : null;
+    let frames = framesEl && !framesSrc ? JSON.parse(framesEl.content.querySelector("script").textContent) : null;
+    // Heavy prebuilt steps live in a file of their own (data-src, from the site's root): fetched when the
+    // calculator comes near the screen or is first used, so a reader who never scrolls to it never downloads
+    // them; a step asked for before they arrive waits for them (a file of this site), not for Python. A failed
+    // fetch leaves every step to Python.
+    let framesFetch = null;
+    function loadFrames() {
+      if (!framesFetch) {
+        framesFetch = fetch(abs(framesSrc)).then((r) => (r.ok ? r.json() : null)).then((f) => { frames = f; }, () => {});
+      }
+      return framesFetch;
+    }
+    if (framesSrc) {
+      const near = new IntersectionObserver((seen) => {
+        if (seen.some((entry) => entry.isIntersecting)) { near.disconnect(); loadFrames(); }
+      }, { rootMargin: "600px 0px" });
+      near.observe(root);
+    }
     const built = new Map([...root.querySelectorAll("[data-output]")].map((dd) => [dd, dd.dataset.kind ? dd.innerHTML : dd.textContent]));
 
     function frameFor(values) {
@@ -426,7 +563,37 @@
 
     const shown = new Map(built);  // what each output holds now: one that did not change is not written again
 
-    function paint(outputs, fallback) {
+    // A beside B (a calculator registered with compare=; directives.compare_panel, calculators/_compare.py): the
+    // panel shows while the toggle is on. It holds the table and drawings of the inputs in its data-inputs: first
+    // the build's default comparison's table (its <template>: turning the toggle on answers at once), then the
+    // worker's answer (one request computes A and B); dimmed while the form holds other inputs.
+    const panel = root.querySelector("[data-compare-panel]");
+    const builtCompare = root.querySelector("template[data-compare-built]");
+    function followCompare() {
+      if (!panel) return;
+      const values = readInputs(form);
+      panel.hidden = values.compare !== "on";
+      if (!panel.hidden && !panel.dataset.inputs && builtCompare) {
+        panel.replaceChildren(builtCompare.content.cloneNode(true));
+        panel.dataset.inputs = builtCompare.dataset.inputs;
+      }
+      const had = JSON.parse(panel.dataset.inputs || "{}");
+      const current = Object.entries(had).every(([key, value]) => values[key] === value) &&
+        Object.keys(values).every((key) => key in had || (form.elements[key].closest("[data-show-field]") || {}).hidden);
+      panel.classList.toggle("c2-compare--stale", !current);
+    }
+    function paintCompare(compare, values) {
+      if (!panel || !compare) return;
+      panel.innerHTML = compare.html;  // escaped text and chapter2.charts drawings, made in Python
+      const used = {};
+      for (const [key, value] of Object.entries(values)) if (!(form.elements[key].closest("[data-show-field]") || {}).hidden) used[key] = value;
+      panel.dataset.inputs = JSON.stringify(used);
+      followCompare();
+    }
+
+    // `answer`: Python's whole answer (its parsed inputs, numbers and script beside the outputs), null for a
+    // prebuilt frame; share.js hears it as "chapter2:painted", before data-computed moves on
+    function paint(outputs, fallback, answer) {
       for (const dd of root.querySelectorAll("[data-output]")) {
         const value = dd.dataset.output in outputs ? outputs[dd.dataset.output] : fallback.get(dd);
         if (shown.get(dd) === value) continue;  // (no new nodes, no layout for an output the input did not move)
@@ -435,13 +602,19 @@
         if (dd.dataset.kind === "chart" || dd.dataset.kind === "bars") window.chapter2Charts.update(dd, value);
         else dd.textContent = value;
       }
+      root.dispatchEvent(new CustomEvent("chapter2:painted", { detail: answer || null }));
       root.dataset.computed = String((+root.dataset.computed || 0) + 1);
+      if (player) player.drawn();
     }
 
     let latest = 0;  // the newest input's number: a result for an older one is not painted
 
     async function recompute() {
       const mine = ++latest;
+      if (framesSrc && !frames) {
+        await loadFrames();
+        if (mine !== latest) return;  // a newer input came meanwhile: it paints
+      }
       const frame = frameFor(readInputs(form));
       if (frame) {  // drawn at build time: painted at once, with or without Python (a running call is dropped)
         clearError();
@@ -457,14 +630,17 @@
       root.setAttribute("aria-busy", "true");
       const t0 = performance.now();
       try {
-        const result = await api.calc(name, readInputs(form));
+        const inputs = readInputs(form);  // the Hub records of a looked-up model id go with it (hub.js)
+        const result = await api.calc(name, inputs, { hub: window.chapter2Hub ? window.chapter2Hub.records(form, inputs) : null });
         if (dirty || mine !== latest) return;  // a newer input is waiting, or was painted; skip stale results
-        if (!result.ok) { showError(result.field, result.message); status.textContent = "Fix the highlighted input; the results above are from the last valid inputs."; return; }
+        if (!result.ok) { showError(result.field, result.message, result.link); status.textContent = "Fix the highlighted input; the results above are from the last valid inputs."; return; }
         clearError();
-        paint(result.outputs, built);
+        paintCompare(result.compare, inputs);
+        paint(result.outputs, built, result);
         status.textContent = `Computed in your browser by chapter2 (${Math.round(performance.now() - t0)} ms).`;
       } catch (err) {
         const down = lanes.calc.state === "failed" || lanes.calc.state === "stopped";
+        if (player) player.stop();
         if (WAIT_FOR_RUNTIME.has(err.name) && down) waiting = true;  // the status line says why, with a button
         else showError(null, "Could not compute: " + err.message);
       } finally {
@@ -474,9 +650,14 @@
       }
     }
 
+    followInputs(form);  // inputs changed before this file loaded
+    followCompare();
+    for (const type of ["input", "change"]) form.addEventListener(type, (e) => { followInputs(form, e); followCompare(); });
     form.addEventListener("input", recompute);
-    form.addEventListener("change", recompute);
-    lanes.calc.onState((s, d) => {
+    form.addEventListener("change", (e) => { if (!echoesInput(e)) recompute(); });
+    let off = null;
+    off = lanes.calc.onState((s, d) => {
+      if (!root.isConnected) { if (off) off(); return; }  // its page was swapped out (instant navigation)
       if (d.request && !inFlight) return;  // another calculator's download (the tiny model): not this one's line
       if (renderLane(status, lanes.calc, s, d)) return;
       // a loading line left from the boot ("Importing chapter2…") says it is ready now
@@ -541,7 +722,9 @@
     editor.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); runBtn.click(); }
     });
-    lanes.code.onState((s, d) => {
+    let off = null;
+    off = lanes.code.onState((s, d) => {
+      if (!root.isConnected) { if (off) off(); return; }  // its page was swapped out (instant navigation)
       if (running || s === "failed" || s === "stopped") renderLane(status, lanes.code, s, d);
       if (running && s === "ready") status.textContent = "Running…";
     });
@@ -556,8 +739,17 @@
   }
 
   const laneOf = (root) => (root.hasAttribute("data-calculator") ? lanes.calc : lanes.code);
-  document.querySelectorAll("[data-calculator]").forEach((el) => { setupCalculator(el); warmOnInteraction(el, lanes.calc); });
-  document.querySelectorAll("[data-snippet]").forEach((el) => { setupSnippet(el); warmOnInteraction(el, lanes.code); });
+  const bound = new WeakSet();
+  // this page's calculators and snippets now, and those of every page instant navigation swaps in (runtime.js)
+  api.onPage("calculators", () => {
+    for (const el of document.querySelectorAll("[data-calculator], [data-snippet]")) {
+      if (bound.has(el)) continue;
+      bound.add(el);
+      if (el.hasAttribute("data-calculator")) setupCalculator(el);
+      else setupSnippet(el);
+      warmOnInteraction(el, laneOf(el));
+    }
+  });
   api._loaded(function handOver(roots) {  // the roots touched before this file ran, in order
     for (const root of roots) { const lane = laneOf(root); if (lane.state === "idle") lane.start().catch(() => {}); }
   });

@@ -2,7 +2,7 @@
  * One worker per lane (runtime.js: calculators in one, snippets and run() in another).
  *
  * In:  {kind: "init", gen, config}                      boot (once)
- *      {kind: "run" | "exec" | "calc", id, ...}          one request at a time (runtime.js waits for each answer)
+ *      {kind: "run" | "exec" | "calc" | "hub", id, ...}  one request at a time (runtime.js waits for each answer)
  * Out: {gen, kind: "progress", step, phase, loaded, total}   while booting or loading on-demand data
  *      {gen, kind: "ready", versions, timings} | {gen, kind: "boot-failed", error, download}
  *      {gen, id, kind: "started"} / {gen, id, kind: "paused"}  a request's Python starts / waits for a download
@@ -202,7 +202,7 @@ async function init(c) {
     const browser = pyodide.pyimport("chapter2._browser");
     if (cfg.lazyCalculators) calcModules = JSON.parse(new TextDecoder().decode(await download(cfg.calcIndex).bytes()));
     mark("chapter2");
-    helpers = { run: browser.run, exec: browser.run_script, calc: browser.calc };
+    helpers = { run: browser.run, exec: browser.run_script, calc: browser.calc, hub: browser.hub };
     mark("imports");
     return JSON.parse(browser.versions());
   })();
@@ -260,8 +260,9 @@ async function handle(msg) {
       for (const p of needs) await loadOnDemand(p);
     }
     post({ id: msg.id, kind: "started" });
-    return call(helpers.calc, msg.name, JSON.stringify(msg.inputs), calcModules[msg.name] || null);
+    return call(helpers.calc, msg.name, JSON.stringify(msg.inputs), calcModules[msg.name] || null, msg.hub || null);
   }
+  if (msg.kind === "hub") return call(helpers.hub, msg.modelId, msg.lookup, JSON.stringify(msg.replies || {}));
   throw new Error("unknown request kind " + msg.kind);
 }
 

@@ -9,11 +9,13 @@ attribute (`calculators.bottlenecks`), imported on first use.
 
 import importlib
 
-from ._registry import (Action, Calculator, Field, FieldError, Output, calculator, compute, compute_json, get, load_all,
-                        render_chart)
+from ._compare import Comparison, compare, ratio_text
+from ._registry import (NUMBERS, PASTED, Action, Calculator, Field, FieldError, Output, calculator, compute, compute_json,
+                        evaluate, get, load_all, parse_inputs, render_chart)
 
-__all__ = ["REGISTRY", "Action", "Calculator", "Field", "FieldError", "Output", "calculator", "compute", "compute_json", "get",
-           "load_all", "render_chart"]
+__all__ = ["NUMBERS", "PASTED", "REGISTRY", "Action", "Calculator", "Comparison", "Field", "FieldError", "Output",
+           "calculator", "compare", "compute", "compute_json", "evaluate", "get", "load_all", "parse_inputs",
+           "ratio_text", "render_chart"]
 
 
 def __getattr__(name: str):

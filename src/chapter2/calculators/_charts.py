@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import charts, hardware, moe, roofline
 from ..format import sig
 
@@ -18,12 +20,21 @@ DECODE_BATCHING = charts.ChartSpec("decode batch size (sequences)", "intensity (
 KV_CACHE = charts.ChartSpec("context length (tokens per sequence)", "memory (GB)")
 MEMORY_GPU = "H100-SXM"  # the memory line on the KV cache chart
 MOE = charts.ChartSpec("tokens in the batch (B)", "share of experts (%)", x_log=True, y_range=(0, 100))
-KV_GRID = charts.ChartSpec("position (this pass's tokens in bold below)", "layer", kind="grid")
+KV_GRID = charts.ChartSpec("position (this pass's token in bold)", "layer: keys, values", kind="grid")
+TOKENS = charts.ChartSpec("", "", kind="canvas")
+FLASH_MEMORY = charts.ChartSpec("", "", kind="canvas")
 FLASH_TILES = charts.ChartSpec("key (position), in tiles of keys loaded together", "query row", kind="grid")
-FLASH_STATE = charts.ChartSpec("query row", "μ (a score), ℓ (a sum of weights)", height=200)
-FLASH_BYTES = charts.ChartSpec("key tiles loaded", "bytes moved, this query block (B)", height=220)
+FLASH_MAX = charts.ChartSpec("query row", "μ (a score)", height=150)
+FLASH_SUM = charts.ChartSpec("query row", "ℓ (a sum of weights)", height=150)
+FLASH_BYTES = charts.ChartSpec("key tiles loaded", "bytes moved (B)", height=190)
 TIMELINE = charts.ChartSpec("time since the request arrived (s)", "KV cache of the batch (GB)", height=250)
 GRID_COLUMNS = 40  # the KV grid's columns at most: a longer prompt's first tokens share one column
+
+
+def bars(pairs) -> list:
+    """[label, value] bars, values as floats (chapter2.charts.render_bars draws and rounds them, at build time and in
+    the browser alike)."""
+    return [[label, float(value)] for label, value in pairs]
 
 
 def _decades(values, pad=2.0):
@@ -127,7 +138,8 @@ def _token_label(text: str) -> str:
 
 
 def kv_grid_chart(steps, tokenizer, n_layers: int, bytes_per_position: int, max_steps: int) -> dict:
-    """The KV cache after the last of `steps` (stepper.Step records): layers x positions, and the tokens.
+    """The KV cache after the last of `steps` (stepper.Step records): in each layer a row of keys and a row of
+    values, one column per position.
 
     Columns: the prompt's positions, then one per decode step the slider allows, then the chosen
     token's, whose keys and values the next pass computes. The prefill writes the prompt's block in
@@ -144,21 +156,173 @@ def kv_grid_chart(steps, tokenizer, n_layers: int, bytes_per_position: int, max_
             for ps in positions]
     row = [None if ps[0] >= cached else (0, 1.0) if ps[-1] < n_prompt else (1, 1.0) for ps in positions]
     n_prompt_cols = n_prompt - shared + (1 if shared else 0)
+    rows = [f"layer {i} {kv}" for i in range(n_layers) for kv in "KV"]
     if last.index == 0:
-        mark = ("written by this pass (the prefill: every prompt position at once)", 0, n_prompt_cols, 0, n_layers)
+        mark = ("written by this pass (the prefill: every prompt position at once)", 0, n_prompt_cols, 0, len(rows))
     else:
         col = n_prompt_cols + last.index - 1
-        mark = (f"written by this pass (decode step {last.index}: one position)", col, col + 1, 0, n_layers)
+        mark = (f"written by this pass (decode step {last.index}: one position)", col, col + 1, 0, len(rows))
     n_decoded = cached - n_prompt
     summary = (f"After {'the prefill' if last.index == 0 else f'decode step {last.index}'}: each of the {n_layers} "
-               f"layers caches {cached} positions ({n_prompt} from the prompt, written by the prefill in one pass"
-               f"{f', and {n_decoded} by decode steps, one each' if n_decoded else ''}), "
-               f"{bytes_per_position:,} B per position over all layers. The chosen token {last.token_text!r} is the "
-               f"next input; the next pass computes its keys and values.")
-    return charts.grid([f"layer {i}" for i in range(n_layers)], cols, [row] * n_layers,
+               f"layers caches a key and a value for {cached} positions ({n_prompt} from the prompt, written by the "
+               f"prefill in one pass{f', and {n_decoded} by decode steps, one each' if n_decoded else ''}), "
+               f"{bytes_per_position:,} B per position over all layers.")
+    return charts.grid(rows, cols, [row] * len(rows),
                        keys=[("written by the prefill", 0), ("written by a decode step", 1)],
-                       groups=[("prompt", 0, n_prompt_cols), ("decode: one position per step", n_prompt_cols, len(cols))],
+                       groups=[("prompt", 0, n_prompt_cols), ("decode: one per step", n_prompt_cols, len(cols))],
                        marks=[mark], label_chars=8, col_text="mark", summary=summary)
+
+
+CHIP_H, CHIP_GAP, CHIP_CHAR = 20, 4, 7.0  # a token chip's height, the gap between chips, a character's width (12-unit text)
+
+
+def _chip_width(text: str) -> float:
+    return 10 + CHIP_CHAR * len(text)
+
+
+def _chip_rows(widths, width: float = charts.W - 8) -> list[list[int]]:
+    """Chips (their widths) laid out in rows of at most `width` units, in order."""
+    rows, x = [[]], 0.0
+    for i, w in enumerate(widths):
+        if rows[-1] and x + w > width:
+            rows.append([])
+            x = 0.0
+        rows[-1].append(i)
+        x += w + CHIP_GAP
+    return rows
+
+
+def tokens_chart(steps, tokenizer, max_steps: int) -> dict:
+    """The text so far as token chips: the prompt's (cached by the prefill), then one per decode step (cached by
+    that step), this pass's input outlined, and the token it chose dashed (the next pass's input, not cached yet).
+    The drawing keeps room for the chips still to come (max_steps, at about 4 characters each), so its height
+    stays the same while the stepper plays (unless the tokens run longer than that)."""
+    last = steps[-1]
+    prompt = [_token_label(tokenizer.token_text(t)) for t in steps[0].input_ids]
+    generated = [_token_label(s.token_text) for s in steps]  # generated[k] was chosen by pass k
+    texts = prompt + generated
+    n_prompt, n_cached = len(prompt), last.cache_length
+    this_pass = range(0, n_prompt) if last.index == 0 else range(n_cached - 1, n_cached)
+    widths = [_chip_width(t) for t in texts]
+    layout = _chip_rows(widths)
+    room = _chip_rows(widths[:n_prompt] + [_chip_width("····")] * (max_steps + 1))  # the same at every step
+    shapes, y = [], 22  # under the line that says what the outlines mean
+    for row in layout:
+        x = 4.0
+        for i in row:
+            cached = i < n_cached
+            shapes.append(charts.shape(x, y, widths[i], CHIP_H, texts[i],
+                                       color=(0 if i < n_prompt else 1) if cached else None, alpha=0.28,
+                                       line="thick" if i in this_pass else "solid" if cached else "dashed"))
+            x += widths[i] + CHIP_GAP
+        y += CHIP_H + CHIP_GAP
+    bottom = 22 + max(len(room), len(layout)) * (CHIP_H + CHIP_GAP)
+    labels = [charts.label(4, 13, "outlined: this pass's input · dashed: the token it chose")]
+    summary = (f"Prompt, {n_prompt} tokens: {' '.join(prompt)}. Generated: "
+               f"{' '.join(generated[:-1]) if len(generated) > 1 else 'none yet'}. This pass's input: "
+               f"{' '.join(texts[i] for i in this_pass)}; it chose {generated[-1]}, the next input. ␣ is a space, "
+               f"↵ a new line.")
+    return charts.canvas(bottom + 2, shapes, labels=labels, summary=summary,
+                         keys=[("prompt: cached by the prefill", 0), ("generated: cached by a decode step", 1)])
+
+
+# the memory picture: what each colour means (palette indices)
+MOVING, READ, IN_SRAM, NOT_YET = 1, 0, 2, -1
+
+
+def flash_memory_chart(trace, t: int, n_blocks: int, skipped: int | None = None) -> dict:
+    """HBM above, SRAM below: which K/V tile moves from HBM into SRAM at step `t`, what SRAM holds, and, at
+    the last tile, the output block written back. HBM holds Q, K, V and O of every position in tiles of
+    `trace.block_k` (query blocks of the same size, `n_blocks` of each); tiles moved at earlier steps are
+    shaded (their K and V are gone from SRAM since), tiles wholly after the block are skipped.
+
+    `skipped`: a step past the block's last tile (the slider goes on to the last tile of all): that tile
+    is outlined in HBM, skipped, and nothing moves; the block is done (`t` is then its last tile).
+    """
+    bk, q_block = trace.block_k, trace.q_block
+    step = trace.steps[t]
+    after = skipped is not None
+    current = t - 1 if t >= 1 and not after else None  # the K/V tile moving at this step
+    done = t == trace.tiles  # the block's output is written at its last tile
+    span = [f"{j * bk}–{min((j + 1) * bk, trace.n_k) - 1}" for j in range(n_blocks)]
+    gap, x0, cw, ch = 4, 10, (300 - 3 * 4) / 4, 20
+    col = [x0 + j * (cw + gap) for j in range(n_blocks)]
+    top = 26
+    rows = {"Q": top, "K": top + 24, "V": top + 48, "O": top + 72}
+    shapes = [charts.shape(4, 20, 312, 104, line="solid")]
+    for j in range(n_blocks):
+        mine = j == q_block
+        q_state = (MOVING if t == 0 else READ) if mine else None
+        shapes.append(_memory_cell(col[j], rows["Q"], cw, ch, f"Q {span[j]}", q_state, thick=mine and t == 0))
+        if j >= trace.tiles:
+            kv_state, line = None, "thick" if after and j == skipped - 1 else "dashed"
+        else:
+            kv_state = MOVING if j == current else READ if j < t - (0 if after else 1) else NOT_YET
+            line = "thick" if j == current else "solid"
+        for name in ("K", "V"):
+            text = f"{name} {span[j]}" if j < trace.tiles else f"{name}: skipped"
+            shapes.append(charts.shape(col[j], rows[name], cw, ch, text, color=kv_state,
+                                       alpha=_memory_alpha(kv_state), line=line))
+        o_state = (READ if after else MOVING) if mine and done else None
+        shapes.append(_memory_cell(col[j], rows["O"], cw, ch, f"O {span[j]}", o_state, thick=mine and done and not after,
+                                   dashed=mine and not done))
+    # SRAM: the query block, this step's K and V, the running state of each row
+    sy, sh = 196, 44
+    slot_w = (300 - 3 * gap) / 4
+    slot = [x0 + i * (slot_w + gap) for i in range(4)]
+    shapes.append(charts.shape(4, sy - 6, 312, sh + 12, line="solid"))
+    rows_text = f"q{trace.q0}–q{trace.q1 - 1}"
+    shapes.append(charts.shape(slot[0], sy, slot_w, sh, f"Q\n{rows_text}", color=MOVING if t == 0 else IN_SRAM,
+                               alpha=0.35, line="thick" if t == 0 else "solid"))
+    for i, name in ((1, "K"), (2, "V")):
+        if current is None:
+            shapes.append(charts.shape(slot[i], sy, slot_w, sh, f"{name}\n{'no tile' if after else 'no tile yet'}",
+                                       line="dashed"))
+        else:
+            shapes.append(charts.shape(slot[i], sy, slot_w, sh, f"{name} {span[current]}\ntile {t}", color=MOVING,
+                                       alpha=0.35, line="thick"))
+    state = "μ −∞, ℓ 0" if t == 0 else "done:\nO written" if after else "μ, ℓ, acc\nper row"
+    shapes.append(charts.shape(slot[3], sy, slot_w, sh, state, color=IN_SRAM, alpha=0.35,
+                               line="thick" if done and not after else "solid"))
+    arrows = []
+    if t == 0:
+        x, to = col[q_block] + cw / 2, slot[0] + slot_w / 2
+        arrows.append(charts.arrow([(x, 124), (x, 150), (to, 150), (to, sy - 8)], "Q in", color=MOVING, at="last"))
+    elif not after:  # down from the tile's column (left of its middle) to between the K and V slots
+        x, to = col[current] + cw / 2 - 14, slot[1] + slot_w + gap / 2
+        arrows.append(charts.arrow([(x, 124), (x, 146), (to, 146), (to, sy - 8)], "K, V in", color=MOVING, at="last"))
+    if done and not after:  # up at the right edge, along under HBM, into the block's O cell (right of its middle)
+        src, ox = slot[3] + slot_w / 2, col[q_block] + cw / 2 + 14
+        arrows.append(charts.arrow([(src, sy - 8), (src, 133), (ox, 133), (ox, rows["O"] + ch + 2)], "O out",
+                                   color=MOVING))
+    labels = [charts.label(6, 14, "HBM: the GPU's main memory (large, slow)", bold=True),
+              charts.label(6, sy + sh + 22, "SRAM: memory on the chip (small, fast)", bold=True)]
+    skip_note = f"; tiles {trace.tiles + 1} to {n_blocks} are skipped (causal mask)" if trace.tiles < n_blocks else ""
+    if after:
+        now = (f"This step: tile {skipped} holds keys after every row of the block, so it is skipped and nothing "
+               f"moves; the block was done after tile {trace.tiles}, its output already written back to HBM.")
+    elif t == 0:
+        now = f"This step: query block {rows_text} moves from HBM into SRAM; no K or V tile yet."
+    else:
+        now = (f"This step: K and V of keys {step.k0} to {step.k1 - 1} (tile {t}) move from HBM into SRAM"
+               + (f"; tiles 1 to {t - 1} were read at earlier steps and are gone from SRAM" if t > 1 else "")
+               + ("; the output block O = acc / ℓ is written back to HBM" if done else "") + ".")
+    summary = (f"HBM holds Q, K, V and O of all {trace.n_k} positions in tiles of {bk}{skip_note}. SRAM holds the "
+               f"query rows {rows_text}, one K/V tile at a time, and each row's running maximum μ, sum ℓ and "
+               f"accumulator acc. {now}")
+    return charts.canvas(sy + sh + 30, shapes, arrows, labels, summary=summary,
+                         keys=[("moves between HBM and SRAM at this step", MOVING),
+                               ("moved at an earlier step (K, V: gone from SRAM since)", READ),
+                               ("held in SRAM", IN_SRAM), ("not read yet", NOT_YET)])
+
+
+def _memory_alpha(state) -> float:
+    return {MOVING: 0.45, READ: 0.22, IN_SRAM: 0.35, NOT_YET: 0.1}.get(state, 1.0)
+
+
+def _memory_cell(x, y, w, h, text, state, *, thick=False, dashed=False) -> dict:
+    return charts.shape(x, y, w, h, text, color=state, alpha=_memory_alpha(state),
+                        line="thick" if thick else "dashed" if dashed else "solid")
 
 
 def flash_tiles_chart(trace, t: int) -> dict:
@@ -166,8 +330,9 @@ def flash_tiles_chart(trace, t: int) -> dict:
 
     A key seen so far is shaded by its share of the row's softmax over the keys seen so far
     (`FlashStep.weights`, relative to the row's largest, at least 0.1 so that every seen key shows); keys
-    not loaded yet are empty; keys the causal mask hides from a row are grey, and tiles wholly after the
-    block are marked skipped (never loaded). The tile loaded at this step is outlined (at step 0: the first).
+    not loaded yet are empty; keys the causal mask hides from a row are grey (a tile all grey is skipped,
+    never loaded). The tile loaded at this step is outlined (at step 0: the first). Tiles are labelled in
+    full ("tile 3"), the keys under them.
     """
     step = trace.steps[t]
     bk, n_k = trace.block_k, trace.n_k
@@ -180,8 +345,7 @@ def flash_tiles_chart(trace, t: int) -> dict:
                       None if j >= step.k1 else
                       (1 if j >= step.k0 else 0, max(0.1, float(step.weights[r, j] / top[r, 0])))
                       for j in range(n_k)])
-    groups = [(f"tile {j + 1}" + (" skipped" if j * bk >= trace.visible_k else ""), j * bk, min((j + 1) * bk, n_k))
-              for j in range(-(-n_k // bk))]
+    groups = [(f"tile {j + 1}", j * bk, min((j + 1) * bk, n_k)) for j in range(-(-n_k // bk))]
     if t == 0:
         mark = ("next: tile 1, not loaded yet", 0, min(bk, n_k), 0, len(rows))
     else:
@@ -191,39 +355,71 @@ def flash_tiles_chart(trace, t: int) -> dict:
                f"After {t} of {trace.tiles} tiles, the largest share per row: "
                + "; ".join(f"{rows[r]} key {int(w[r].argmax())} ({sig(float(w[r].max()), 3)})" for r in range(len(rows)))
                + ". Earlier tiles are gone from chip memory: only μ, ℓ and acc remember them.")
+    skipped = [j + 1 for j in range(-(-n_k // bk)) if j * bk >= trace.visible_k]
+    masked = "masked: after the query's position (causal), never scored" + (
+        f"; tile{'s' if len(skipped) > 1 else ''} {' and '.join(map(str, skipped))} all masked, so skipped" if skipped else "")
     return charts.grid(rows, [f"k{j}" for j in range(n_k)], cells,
                        keys=[("keys of earlier tiles: share of the row so far (darker: larger)", 0),
-                             ("keys of this step's tile", 1),
-                             ("masked: after the query's position (causal), never scored", -1)],
+                             ("keys of this step's tile", 1), (masked, -1)],
                        groups=groups, marks=[mark], label_chars=3, summary=summary)
 
 
-def flash_state_chart(trace, t: int) -> dict:
-    """Per query row after `t` tiles: μ before and after the tile (dots that jump), ℓ before and after (bars),
-    and inside ℓ after, the earlier tiles' part once rescaled by exp(μ_old − μ_new) (it shrinks on a jump)."""
-    step = trace.steps[t]
-    xs = list(range(trace.q0, trace.q1))
+def _flash_rows(trace) -> tuple[list, list]:
+    """The x positions of the query rows (0, 1, ...) and their tick labels ("q4", ...)."""
+    xs = list(range(trace.q1 - trace.q0))
+    return xs, [(x, f"q{trace.q0 + x}") for x in xs]
+
+
+def flash_max_chart(trace, t: int) -> dict:
+    """Each query row's running maximum μ before and after tile `t` (dots; a line where it rose), on axes
+    fixed over the block's whole trace so that only the dots move from step to step."""
+    xs, ticks = _flash_rows(trace)
+    every = np.concatenate([s.m_new for s in trace.steps[1:]])
+    every = every[np.isfinite(every)]
+    lo, hi = float(every.min()), float(every.max())
+    pad = 0.15 * (hi - lo) or 0.5
+    frame = dict(x_ticks=ticks, x_range=(-0.6, len(xs) - 0.4), y_range=(lo - pad, hi + pad))
     if t == 0:
-        return charts.chart([charts.series("ℓ: 0 in every row, μ: −∞ (nothing seen yet)", xs, [0.0] * len(xs),
-                                           kind="bars", color=-1)],
-                            rules=[charts.rule("y", 0, "ℓ = 0 and μ = −∞ in every row")],
-                            summary="Before the first tile: μ = −∞, ℓ = 0 in every row.")
-    first = t == 1  # μ before the first tile is −∞: nothing to draw, nothing to rescale
-    old_l = trace.steps[t - 1].l_i
-    kept = [0.0] * len(xs) if first else [float(f * s) for f, s in zip(step.rescale, old_l, strict=True)]
-    series = [charts.series("ℓ before this tile", [x - 0.2 for x in xs], [float(v) for v in old_l], kind="bars",
+        return charts.chart([], rules=[charts.rule("y", (lo + hi) / 2, "no score seen yet: μ = −∞ in every row")],
+                            summary="Before the first tile μ is −∞ in every row.", **frame)
+    step = trace.steps[t]
+    new = [float(v) for v in step.m_new]
+    series = []
+    if t > 1:
+        old = [float(v) for v in step.m_old]
+        series.append(charts.series("μ before this tile", xs, old, kind="scatter", color=-1))
+        for x, a, b in zip(xs, old, new, strict=True):
+            if b > a:
+                series.append(charts.series("", [x, x], [a, b], color=1))
+    series.append(charts.series("μ after this tile", xs, new, kind="scatter", color=1))
+    rose = [f"q{trace.q0 + x}" for x in xs if t > 1 and step.m_new[x] > step.m_old[x]]
+    summary = ("The first tile sets μ in every row." if t == 1 else
+               f"μ rose in {', '.join(rose)}." if rose else "No row found a larger score: μ stays.")
+    return charts.chart(series, summary=summary, **frame)
+
+
+def flash_sum_chart(trace, t: int) -> dict:
+    """Each query row's running sum ℓ before and after tile `t` (bars), and inside ℓ after, the earlier tiles'
+    part once rescaled by exp(μ_old − μ_new) (it shrinks where μ rose); axes fixed over the whole trace."""
+    xs, ticks = _flash_rows(trace)
+    top = max(float(s.l_i.max()) for s in trace.steps)
+    frame = dict(x_ticks=ticks, x_range=(-0.6, len(xs) - 0.4), y_range=(0, top * 1.1))
+    if t == 0:
+        return charts.chart([], rules=[charts.rule("y", top * 0.55, "nothing summed yet: ℓ = 0 in every row")],
+                            summary="Before the first tile ℓ is 0 in every row.", **frame)
+    step, old = trace.steps[t], trace.steps[t - 1].l_i
+    kept = [0.0] * len(xs) if t == 1 else [float(f * s) for f, s in zip(step.rescale, old, strict=True)]
+    series = [charts.series("ℓ before this tile", [x - 0.28 for x in xs], [float(v) for v in old], kind="bars",
                             color=-1),
-              charts.series("ℓ after this tile", [x + 0.2 for x in xs], [float(v) for v in step.l_i], kind="bars",
+              charts.series("ℓ after this tile", [x + 0.28 for x in xs], [float(v) for v in step.l_i], kind="bars",
                             color=2),
-              charts.series("…of which the earlier tiles, rescaled by exp(μ_old − μ_new)", [x + 0.2 for x in xs], kept,
+              charts.series("…of which the earlier tiles, rescaled by exp(μ_old − μ_new)", [x + 0.28 for x in xs], kept,
                             kind="bars", color=3)]
-    if not first:
-        series.append(charts.series("μ before this tile", xs, [float(v) for v in step.m_old], kind="scatter", color=-1))
-    series.append(charts.series("μ after this tile", xs, [float(v) for v in step.m_new], kind="scatter", color=1))
-    jumped = [f"q{x}" for x, a, b in zip(xs, step.m_old, step.m_new, strict=True) if not first and b > a]
-    return charts.chart(series, summary=(f"New maximum in {', '.join(jumped)}: the earlier part of ℓ shrinks by "
-                                         "exp(μ_old − μ_new)." if jumped else "No row found a new maximum: nothing "
-                                         "is rescaled." if not first else "The first tile sets μ and ℓ."))
+    shrunk = [f"q{trace.q0 + x}" for x in xs if t > 1 and step.m_new[x] > step.m_old[x]]
+    summary = ("The first tile's weights make ℓ." if t == 1 else
+               f"In {', '.join(shrunk)} μ rose: the earlier part of ℓ shrinks by exp(μ_old − μ_new) before this "
+               "tile's weights are added." if shrunk else "No row's μ rose: ℓ only grows by this tile's weights.")
+    return charts.chart(series, summary=summary, **frame)
 
 
 def flash_bytes_chart(trace, t: int) -> dict:
@@ -240,7 +436,8 @@ def flash_bytes_chart(trace, t: int) -> dict:
          charts.point(t, now.standard_bytes, f"standard after {t} tiles", color=1)],
         [charts.rule("x", t, f"{t} tile{'s' if t != 1 else ''}")],
         summary="The two lines differ by the score and probability tiles that standard attention writes to "
-                "device memory and reads back: 4 x block x block numbers per tile.")
+                "device memory and reads back: 4 x block x block numbers per tile.",
+        x_ticks=[(x, str(x)) for x in xs])
 
 
 def timeline_chart(tl, token: int) -> dict:

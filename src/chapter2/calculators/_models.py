@@ -2,10 +2,13 @@
 
 A calculator offers the shipped configs (`chapter2.models.list_configs()`) in a
 select and, next to it, a text area where the reader can paste any config.json.
-Pasted text, when there is any, wins over the select; it is parsed in the page
-(the same `ModelConfig.from_text` as in CPython; no network request), and a bad
-JSON text or an unsupported architecture comes back as an inline message on the
-text area (`FieldError("config_json", ...)`).
+Pasted text, when there is any, wins over the select, which then reads "pasted: <name>"
+(`Field.paste`); it is parsed in the page (the same `ModelConfig.from_text` as in
+CPython; no network request), and a bad JSON text comes back as an inline message on
+the text area (`FieldError("config_json", ...)`), an architecture of no supported
+family as one line naming it, with a link to the list of families.
+Between the two, a Hugging Face model id (`_hub`, field `model_id`): a pasted config wins over the id,
+the id over the select.
 """
 
 from __future__ import annotations
@@ -16,23 +19,24 @@ from functools import cache, lru_cache
 from ..format import nbytes, number
 from ..models import ModelConfig, list_configs, load_config
 from ..models.config import FAMILIES
-from ._registry import Field, FieldError
+from ..models.layers import LABELS
+from ._hub import hub_config, model_id_field
+from ._registry import PASTED, Field, FieldError
 
 MAX_CONFIG_CHARS = 40_000  # gpt-oss-120b's config.json is 2.3 kB; Phi-3.5-MoE's with its LongRoPE lists about 6 kB
 MODEL_OPTIONS = tuple((name, name) for name in list_configs())
-KIND_NAMES = {"full_attention": "full attention", "sliding_attention": "sliding window",
-              "chunked_attention": "chunked attention", "mla": "latent (MLA)", "mamba1": "Mamba-1", "mamba2": "Mamba-2",
-              "gated_deltanet": "gated DeltaNet", "short_conv": "short convolution",
-              "lightning": "lightning attention", "cross_attention": "cross-attention (encoder positions)"}
+FAMILIES_LINK = ("the list", "llm-architecture/#supported-families")  # 2.2b's workbench lists them
+KIND_NAMES = LABELS  # each layer kind's name on the page, from its class (chapter2.models.layers)
 
 
 def model_fields(default: str = "Llama-3.1-8B", label: str = "Model (config.json)", options=MODEL_OPTIONS) -> list[Field]:
-    """The select of shipped configs and the text area for a pasted config.json."""
+    """The select of shipped configs, the Hub model id and the text area for a pasted config.json."""
     return [
-        Field("model", label, default, kind="select", options=options),
+        Field("model", label, default, kind="select", options=options, paste="config_json"),
+        model_id_field(),
         Field("config_json", "Or paste a config.json (used when not empty)", "", kind="text", max=MAX_CONFIG_CHARS,
-              help=f"any of {len(FAMILIES)} families, {FAMILIES[0].label} to {FAMILIES[-1].label} (2.2's reference note "
-                   "lists them; a refused config's message too); read in your browser"),
+              help=f"any of {len(FAMILIES)} families, {FAMILIES[0].label} to {FAMILIES[-1].label} (2.2b's workbench "
+                   "lists them; a refused config's message links there); read in your browser"),
     ]
 
 
@@ -48,16 +52,39 @@ def _pasted(text: str) -> ModelConfig:
     return ModelConfig.from_text(text, name="pasted config.json", what="the pasted text")
 
 
-def pick_model(model: str, config_json: str, options=MODEL_OPTIONS) -> ModelConfig:
-    """The pasted config.json if there is one, else the shipped config chosen in the select."""
+def pick_model(model: str, config_json: str, options=MODEL_OPTIONS, model_id: str = "") -> ModelConfig:
+    """The pasted config.json if there is one, else the Hub model id's config (`_hub.hub_config`), else the
+    shipped config chosen in the select."""
     if config_json.strip():
         try:
             return _pasted(config_json)  # the same text, parsed once (a slider moved beside it)
         except (ValueError, TypeError) as err:
-            raise FieldError("config_json", f"config.json: {err}") from None
+            raise _refusal(config_json, err) from None
+    if model_id.strip():
+        return hub_config(model_id)
+    if model == PASTED:
+        raise FieldError("config_json", "config.json: paste one here, or choose a shipped model")
     if model not in dict(options):
         raise FieldError("model", f"Model: choose one of {', '.join(dict(options))}")
     return shipped(model)
+
+
+def _refusal(text: str, err: Exception) -> FieldError:
+    """The message for a pasted config.json `ModelConfig` refused: its own words, but for a model of no supported
+    family one line naming its class (or model_type) and a link to the list, not the list itself."""
+    message = str(err)
+    if "supported famil" not in message:
+        return FieldError("config_json", f"config.json: {message}")
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        raw = {}
+    arch = (raw.get("architectures") or [None])[0] if isinstance(raw, dict) else None
+    kind = raw.get("model_type") if isinstance(raw, dict) else None
+    what = (str(arch) if isinstance(arch, str) else f"model_type {kind!r}" if isinstance(kind, str) else
+            "a config naming no architecture")
+    return FieldError("config_json", f"config.json: {what} is of none of the {len(FAMILIES)} families this calculator "
+                                     f"reads", link=FAMILIES_LINK)
 
 
 def fit_context(c: ModelConfig, tokens: int, what: str = "Context") -> tuple[int, str]:
@@ -156,3 +183,66 @@ def defaulted(c: ModelConfig) -> str:
         return "none: every field that sizes the model is in the file"
     fam = next(f for f in FAMILIES if f.label == c.family_label)
     return ", ".join(f"{key} = {json.dumps(fam.defaults[key])}" for key in c.defaulted) + f" ({fam.config_class} defaults)"
+
+
+# ---------------------------------------------------------------- numbers (calculators.NUMBERS)
+def _opt(value):
+    """A config number that may be absent (None stays None)."""
+    return None if value is None else value
+
+
+def model_numbers(c: ModelConfig) -> dict:
+    """The numbers a model's texts show (`model_summary`, the attention layout, the MoE and wrapper notes), at
+    full precision: its name and class, its parameters, layers and heads, its layer kinds and windows."""
+    p = c.params()
+    kinds = {kind: c.kinds.count(kind) for kind in sorted(set(c.kinds))}
+    out = {
+        "model": c.name, "family": c.family_label or "", "architecture": c.architecture or "",
+        "parameters": p.total, "active_parameters": p.active, "active_parameters_without_lookup": p.active_without_lookup,
+        "layers": c.num_hidden_layers, "attention_layers": len(c.attention_layers), "cached_layers": len(c.cached_layers),
+        "recurrent_layers": len(c.state_layers), "query_heads": c.num_attention_heads,
+        "kv_heads": c.num_key_value_heads, "head_dim": c.head_dim, "query_heads_per_kv_head": c.gqa_group,
+        "sliding_window (tokens)": _opt(c.sliding_window), "attention_chunk (tokens)": _opt(c.attention_chunk_size),
+        "max_position_embeddings (tokens)": _opt(c.max_position_embeddings),
+        "context_limit (tokens)": _opt(c.context_limit),
+        "layer_kinds": list(kinds), "layers_per_kind": list(kinds.values()),
+        "kv_values_per_token": c.kv_cache_elements_per_token(),
+        "kv_shared_layers": len(c.kv_shared_layers),
+    }
+    if c.uses_mla:
+        out.update({"kv_lora_rank": c.kv_lora_rank, "qk_rope_head_dim": c.qk_rope_head_dim,
+                    "qk_nope_head_dim": c.qk_nope_head_dim, "kv_values_per_token_per_layer": c.kv_cache_elements_per_token(0)})
+    if c.is_moe:
+        ks = c.experts_per_tok_by_layer
+        out.update({"experts": c.num_experts, "experts_per_token": c.num_experts_per_tok,
+                    "experts_per_token_by_layer": list(ks) if ks else None, "moe_layers": len(c.moe_layers),
+                    "shared_expert_width": c.shared_expert_intermediate_size or 0})
+    if c.wrapper:
+        out.update({"tower_parameters": c.vision_params, "parameters_with_towers": p.total + c.vision_params})
+    if c.per_layer_embedding_params:
+        out.update({"per_layer_embedding_parameters": c.per_layer_embedding_params,
+                    "parameters_without_per_layer_embedding": p.total - c.per_layer_embedding_params})
+    if c.is_encoder_decoder:
+        out.update({"encoder_parameters": c.encoder_params(), "encoder_layers": c.encoder_layers,
+                    "encoder_heads": c.encoder_attention_heads, "encoder_positions": c.encoder_positions})
+    out.update({f"default_{key}": value if isinstance(value, int | float | str) and not isinstance(value, bool)
+                else json.dumps(value) for key, value in _defaults_taken(c).items()})
+    return out
+
+
+def _defaults_taken(c: ModelConfig) -> dict:
+    """{key: the family default it took} of the keys the config left out (`defaulted`)."""
+    if not c.defaulted:
+        return {}
+    fam = next(f for f in FAMILIES if f.label == c.family_label)
+    return {key: fam.defaults[key] for key in c.defaulted}
+
+
+def kv_numbers(c: ModelConfig, context: int, dtype: str) -> dict:
+    """The numbers of `kv_breakdown`: one list entry per layer kind (its layers, window, tokens held, values per
+    token, fixed state values, bytes), in the order the text gives them."""
+    groups = c.kv_cache_breakdown(context, dtype)
+    return {"kv_group_kind": [g.kind for g in groups], "kv_group_layers": [g.layers for g in groups],
+            "kv_group_window (tokens)": [g.window for g in groups], "kv_group_tokens (tokens)": [g.tokens for g in groups],
+            "kv_group_values_per_token": [g.per_token for g in groups],
+            "kv_group_state_values": [g.state for g in groups], "kv_group_bytes (B)": [float(g.bytes) for g in groups]}

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import charts, roofline, ssm
 from ..attention import attended_pairs, attention_reference, flash_trace
-from ..format import counted, nbytes, number, si, sig
+from ..format import Times, counted, nbytes, si, sig
 from . import _charts
 from ._models import shipped
 from ._registry import Field, Output, calculator
@@ -62,12 +62,12 @@ KV_DTYPES = (("bf16", "BF16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("fp32", "FP32
     "sliding_window",
     title="Sliding window vs full causal attention",
     fields=[
-        Field("n", "Sequence length N (tokens)", 32768, min=1, max=1e8, integer=True),
-        Field("w", "Window w (tokens, itself included)", 4096, min=1, max=1e8, integer=True),
+        Field("n", "Sequence length N (tokens)", 32768, min=1, max=1e8, integer=True, unit="tokens"),
+        Field("w", "Window w (tokens, itself included)", 4096, min=1, max=1e8, integer=True, unit="tokens"),
     ],
     outputs=[
         Output("full", "Full causal: scores computed (about N^2 / 2)"),
-        Output("window", "Sliding window: scores computed (about N w - w^2 / 2)"),
+        Output("window", "Sliding window: scores computed (about N w - w^2 / 2 once N ≥ w)"),
         Output("ratio", "Work ratio, full / window (the ideal speedup)"),
         Output("saved", "Share of attention work saved"),
         Output("bars", "Scores computed", kind="bars"),
@@ -78,21 +78,27 @@ KV_DTYPES = (("bf16", "BF16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("fp32", "FP32
 def sliding_window_calc(n, w):
     """Prefill attention scores for N tokens with and without a window of w keys."""
     saving = ssm.sliding_window_saving(n, w)
+    approx = (f"N w - w^2/2 = {si(saving.window_approx)}" if w < n else
+              f"w ≥ N: every query sees all earlier tokens, as without a window, N^2/2 = {si(saving.window_approx)}")
     return {
         "full": f"{si(saving.full_pairs)} (N^2/2 = {si(saving.full_approx)})",
-        "window": f"{si(saving.window_pairs)} (N w - w^2/2 = {si(saving.window_approx)})",
-        "ratio": f"{number(saving.ratio, 4)}x",
+        "window": f"{si(saving.window_pairs)} ({approx})",
+        "ratio": str(Times(saving.ratio)),
         "saved": f"{100 * saving.saved_share:.1f} %",
         "bars": [["full causal", float(saving.full_pairs)], ["sliding window", float(saving.window_pairs)]],
         "chart": _window_chart(n, w, saving),
+        "numbers": {"sequence_length (tokens)": n, "window (tokens)": w, "full_scores": float(saving.full_pairs),
+                    "full_scores_approx": float(saving.full_approx), "window_scores": float(saving.window_pairs),
+                    "window_scores_approx": float(saving.window_approx), "work_ratio": float(saving.ratio),
+                    "saved (%)": 100 * float(saving.saved_share)},
     }
 
 
 def _window_chart(n, w, saving):
     """Full causal (N (N+1)/2) and windowed work for N from w/16 to 16 max(N, w), log-log: the window's line
     bends from slope 2 to slope 1 at N = w, so the gap (the saving) keeps growing with N."""
-    lo, hi = max(1, w // 16), min(10**9, 16 * max(n, w))
-    ns = sorted({max(1, round(v)) for v in charts.logspace(lo, hi, 41)} | {min(w, hi)})
+    lo, hi = max(1, min(n, w // 16)), min(10**9, 16 * max(n, w))
+    ns = sorted({max(1, round(v)) for v in charts.logspace(lo, hi, 41)} | {min(w, hi), n})  # N itself: on the curve
     full = [attended_pairs(m, causal=True) for m in ns]
     window = [attended_pairs(m, window=w) for m in ns]
     return charts.chart(
@@ -100,7 +106,7 @@ def _window_chart(n, w, saving):
         [charts.point(n, saving.full_pairs, f"full causal at N = {n:,}", color=0),
          charts.point(n, saving.window_pairs, f"window at N = {n:,}", color=1)],
         [charts.rule("x", n, f"N = {n:,}"), charts.rule("x", w, f"w = {w:,}")],
-        summary=f"At N = {n:,} the window computes {number(saving.ratio, 4)} times fewer scores; "
+        summary=f"At N = {n:,} the window computes {sig(saving.ratio, 3)} times fewer scores; "
                 f"below N = w both are the same.")
 
 
@@ -109,9 +115,9 @@ def _window_chart(n, w, saving):
     title="Hybrid Mamba-attention model: memory and FLOPs of sequence mixing",
     fields=[
         Field("preset", "Layer shapes from", "nemotron-3-nano", kind="select", options=PRESETS),
-        Field("layers", "Sequence-mixing layers (attention + Mamba)", 29, min=1, max=1000, integer=True),
-        Field("share", "Attention share of those layers (%)", 21, kind="range", min=0, max=100, step=1),
-        Field("context", "Context length (tokens)", 131072, min=1, max=1e8, integer=True),
+        Field("layers", "Sequence-mixing layers (attention + Mamba)", 29, min=1, max=1000, integer=True, unit="layers"),
+        Field("share", "Attention share of those layers (%)", 21, kind="range", min=0, max=100, step=1, unit="%"),
+        Field("context", "Context length (tokens)", 131072, min=1, max=1e8, integer=True, unit="tokens"),
         Field("kv_dtype", "KV cache dtype", "bf16", kind="select", options=KV_DTYPES),
     ],
     outputs=[
@@ -145,11 +151,19 @@ def hybrid_cost_calc(preset, layers, share, context, kv_dtype):
         "bars": [[name, stacks[key].memory_bytes / 1e9]
                  for key, name in (("attention", "all attention"), ("hybrid", "hybrid"), ("ssm", "all Mamba"))],
         "cache_chart": hybrid_cache_chart(preset, context, kv_dtype),
+        "numbers": {"attention_layers": attention_layers, "mamba_layers": layers - attention_layers,
+                    "context (tokens)": context, "kv_cache (B)": float(prefill.kv_cache_bytes),
+                    "ssm_state (B)": float(prefill.ssm_state_bytes), "memory (B)": float(prefill.memory_bytes),
+                    "all_attention_memory (B)": float(all_attention),
+                    "memory_vs_all_attention (%)": 100 * prefill.memory_bytes / all_attention,
+                    "prefill_mixing (FLOP)": float(prefill.flops), "decode_mixing (FLOP)": float(decode.flops),
+                    **{f"{key}_memory (B)": float(stacks[key].memory_bytes) for key in ("attention", "hybrid", "ssm")}},
     }
 
 
 
 FLASH_N, FLASH_BLOCK = 16, 4  # keys and queries; block_q = block_k: 4 query blocks, 4 key tiles
+NUMBERS = "Numbers: μ, ℓ, acc and the bytes of this step"
 FLASH_BYTES = 2  # bytes per number counted: what an FP16 kernel moves (the numbers themselves are float64)
 
 
@@ -166,22 +180,27 @@ def flash_inputs(seed: int, d: int):
         Field("seed", "Seed for Q, K and V (random normal)", 0, min=0, max=2**32 - 1, integer=True),
         Field("d", "Head dimension d", 4, kind="select", options=((4, "4"), (8, "8"))),
         Field("q_block", f"Query block (rows of {FLASH_BLOCK})", 1, kind="range", min=0,
-              max=FLASH_N // FLASH_BLOCK - 1, step=1, integer=True),
+              max=FLASH_N // FLASH_BLOCK - 1, step=1, integer=True, unit="block"),
         Field("tiles", "K/V tiles loaded", 0, kind="range", min=0, max=FLASH_N // FLASH_BLOCK, step=1, integer=True,
-              stepper=True, help=f"N = {FLASH_N} keys in tiles of {FLASH_BLOCK}"),
+              stepper=True, help=f"N = {FLASH_N} keys in tiles of {FLASH_BLOCK}", unit="tiles"),
     ],
     outputs=[
+        Output("caption", "This step", kind="caption"),
+        Output("memory_chart", "Where the data is: GPU memory (HBM) and the chip's own memory (SRAM)", kind="chart",
+               chart=_charts.FLASH_MEMORY),
         Output("tiles_chart", "The query block against every key: tiles loaded so far", kind="chart",
                chart=_charts.FLASH_TILES),
-        Output("state_chart", "Per query row: the running maximum μ before and after this tile, and the running sum ℓ",
-               kind="chart", chart=_charts.FLASH_STATE),
-        Output("loaded", "This step", free_text=True),  # free_text: a sentence, shown full width
-        Output("state", "Running maximum μ, rescale factor, running sum ℓ and accumulator acc, per query row",
-               free_text=True),
-        Output("bytes", "Bytes moved to or from device memory, this query block", free_text=True),
-        Output("bytes_chart", "Bytes moved, FlashAttention against standard attention", kind="chart",
+        Output("max_chart", "μ, each row's running maximum: the largest score seen so far", kind="chart",
+               chart=_charts.FLASH_MAX),
+        Output("sum_chart", "ℓ, each row's running sum of weights, rescaled where μ rose", kind="chart",
+               chart=_charts.FLASH_SUM),
+        Output("bytes_chart", "Bytes moved for this query block: FlashAttention against standard attention", kind="chart",
                chart=_charts.FLASH_BYTES),
-        Output("check", "Output of the block", free_text=True),
+        Output("loaded", "This step", free_text=True, details=NUMBERS),  # free_text: a sentence, shown full width
+        Output("state", "Running maximum μ, rescale factor, running sum ℓ and accumulator acc, per query row",
+               free_text=True, details=NUMBERS),
+        Output("bytes", "Bytes moved to or from device memory, this query block", free_text=True, details=NUMBERS),
+        Output("check", "Output of the block", free_text=True, details=NUMBERS),
     ],
 )
 def flash_stepper_calc(seed, d, q_block, tiles):
@@ -189,6 +208,7 @@ def flash_stepper_calc(seed, d, q_block, tiles):
     q, k, v = flash_inputs(seed, d)
     trace = flash_trace(q, k, v, q_block=q_block, block_q=FLASH_BLOCK, block_k=FLASH_BLOCK, dtype_bytes=FLASH_BYTES,
                         causal=True)
+    step_asked = tiles
     skipped, tiles = tiles > trace.tiles, min(tiles, trace.tiles)  # tiles after the block: the mask skips them
     step = trace.steps[tiles]
     rows = range(trace.q0, trace.q1)
@@ -228,11 +248,60 @@ def flash_stepper_calc(seed, d, q_block, tiles):
         diff = float(np.abs(trace.out - want).max())  # about 1e-16; its last digits depend on the BLAS
         check = "O = acc / ℓ: " + "; ".join(f"q{i} [{', '.join(_n(x) for x in trace.out[r])}]"
                                             for r, i in enumerate(range(trace.q0, trace.q1)))
-        check += (", equal to the reference attention (float64) within 1e-12" if diff < 1e-12
-                  else f", {diff:.1e} from the reference attention")
-    return {"tiles_chart": _charts.flash_tiles_chart(trace, tiles), "state_chart": _charts.flash_state_chart(trace, tiles),
+        check += (", equal to the reference attention (float64) to 12 decimal places" if diff < 1e-12
+                  else ", NOT equal to the reference attention to 12 decimal places")
+    return {"numbers": _flash_numbers(trace, step, tiles, step_asked, skipped, d, per_tile, q, k, v),
+            "caption": _flash_caption(trace, step_asked, skipped),
+            "memory_chart": _charts.flash_memory_chart(trace, tiles, FLASH_N // FLASH_BLOCK,
+                                                       step_asked if skipped else None),
+            "tiles_chart": _charts.flash_tiles_chart(trace, tiles), "max_chart": _charts.flash_max_chart(trace, tiles),
+            "sum_chart": _charts.flash_sum_chart(trace, tiles),
             "loaded": loaded, "state": state,
             "bytes": bytes_text, "bytes_chart": _charts.flash_bytes_chart(trace, tiles), "check": check}
+
+
+def _flash_numbers(trace, step, tiles, asked, skipped, d, per_tile, q, k, v) -> dict:
+    """The stepper's numbers (calculators.NUMBERS): the block, this tile, the running state per row (None for a
+    running maximum of −∞, before any key), the bytes, and the output once every tile is in."""
+    start = tiles == 0
+    rows = [[float(x) if np.isfinite(x) else None for x in m] for m in (step.m_old, step.m_new)]
+    out = {"n (tokens)": FLASH_N, "d": d, "block": FLASH_BLOCK, "number_bytes (B)": FLASH_BYTES,
+           "q_rows_first": trace.q0, "q_rows_last": trace.q1 - 1, "tiles_asked": asked, "tiles_loaded": tiles,
+           "tiles_needed": trace.tiles, "tiles_skipped": "yes" if skipped else "no", "tiles_to_go": trace.tiles - tiles,
+           "keys_first": None if start else step.k0, "keys_last": None if start else step.k1 - 1,
+           "keys_loaded": 0 if start else step.k1 - step.k0,
+           "mu_before": rows[0], "mu_after": rows[1],
+           "rescale": None if step.rescale is None else [float(x) for x in step.rescale],
+           "l": [float(x) for x in step.l_i], "acc": [[float(x) for x in row] for row in step.acc],
+           "flash_bytes (B)": float(step.hbm_bytes), "standard_bytes (B)": float(step.standard_bytes),
+           "q_block_bytes (B)": FLASH_BLOCK * d * FLASH_BYTES, "kv_tile_bytes (B)": per_tile,
+           "o_block_bytes (B)": FLASH_BLOCK * d * FLASH_BYTES,
+           "standard_extra_per_tile (B)": 4 * FLASH_BLOCK * FLASH_BLOCK * FLASH_BYTES,
+           "whole_standard (B)": float(roofline.attention_intensity(FLASH_N, d, FLASH_BYTES).bytes),
+           "whole_flash (B)": float(_flash_total(d))}
+    if tiles == trace.tiles:
+        out["output"] = [[float(x) for x in row] for row in trace.out]
+    return out
+
+
+def _flash_caption(trace, t: int, skipped: bool) -> str:
+    """One line: what moved between HBM and SRAM at this step, and what the running maximum did."""
+    rows = f"q{trace.q0} to q{trace.q1 - 1}"
+    if skipped:
+        return (f"Tile {t} is skipped: all its keys come after rows {rows} (causal mask), so it never leaves HBM; "
+                f"the block was done after tile {trace.tiles}.")
+    if t == 0:
+        return f"Start: query rows {rows} are copied from HBM into SRAM; no key seen yet."
+    step = trace.steps[t]
+    if t == 1:
+        news = "each row's running maximum and sum start from these scores"
+    else:
+        jumped = [f"q{trace.q0 + r}" for r in range(len(step.m_new)) if step.m_new[r] > step.m_old[r]]
+        news = ("no row finds a larger score, nothing is rescaled" if not jumped else
+                f"{' and '.join(jumped) if len(jumped) < 3 else ', '.join(jumped)} "
+                f"{'finds' if len(jumped) == 1 else 'find'} a larger score, so earlier sums shrink")
+    done = "; the block's output goes back to HBM" if t == trace.tiles else ""
+    return f"Tile {t} of {trace.tiles}: K and V of keys {step.k0} to {step.k1 - 1} come into SRAM; {news}{done}."
 
 
 def _flash_total(d: int) -> int:

@@ -15,10 +15,10 @@ config.json or one the reader pastes (`_models.pick_model`).
 from __future__ import annotations
 
 from .._checks import dtype_bytes
-from ..format import nbytes, number
+from ..format import Times, nbytes, number
 from . import _charts
-from ._models import (billions, defaulted, fit_context, kv_breakdown, model_fields, model_summary, pick_model,
-                      state_dtype_text)
+from ._models import (billions, defaulted, fit_context, kv_breakdown, kv_numbers, model_fields, model_numbers,
+                      model_summary, pick_model, state_dtype_text)
 from ._registry import Field, Output, calculator
 
 DTYPES = (("bf16", "BF16 / FP16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("fp32", "FP32 (4 bytes)"), ("fp4", "FP4 (0.5 byte)"))
@@ -41,8 +41,8 @@ def per_token_formula(c, dtype_bytes: float) -> str:
     title="KV cache size",
     fields=[
         *model_fields(),
-        Field("context", "Context length (tokens per sequence)", 32768, min=1, max=1e8, integer=True),
-        Field("batch", "Batch (concurrent sequences)", 1, min=1, max=1e6, integer=True),
+        Field("context", "Context length (tokens per sequence)", 32768, min=1, max=1e8, integer=True, unit="tokens"),
+        Field("batch", "Batch (concurrent sequences)", 1, min=1, max=1e6, integer=True, unit="sequences"),
         Field("dtype", "KV cache data type", "bf16", kind="select", options=DTYPES),
         Field("weights_dtype", "Weights data type", "bf16", kind="select", options=DTYPES),
     ],
@@ -59,9 +59,9 @@ def per_token_formula(c, dtype_bytes: float) -> str:
         Output("chart", "Memory (GB) against context: KV cache beside the weights", kind="chart", chart=_charts.KV_CACHE),
     ],
 )
-def kv_cache_calc(model, config_json, context, batch, dtype, weights_dtype):
+def kv_cache_calc(model, model_id, config_json, context, batch, dtype, weights_dtype):
     """Defaults: Llama-3.1-8B, one 32k-token sequence, BF16."""
-    c = pick_model(model, config_json)
+    c = pick_model(model, config_json, model_id=model_id)
     context, capped = fit_context(c, context)
     per_token = c.kv_cache_bytes_per_token(dtype)
     kv = c.kv_cache_bytes(context, batch, dtype)
@@ -96,9 +96,16 @@ def kv_cache_calc(model, config_json, context, batch, dtype, weights_dtype):
         "layers": kv_breakdown(c, context, dtype),
         "total": f"{nbytes(kv)} ({context:,} tokens x {batch:,} sequence{'' if batch == 1 else 's'})",
         "weights": f"{nbytes(weights)} ({billions(c.params().total)} parameters)",
-        "ratio": f"{number(kv / weights, 3)} x",
+        "ratio": str(Times(kv / weights)),
         "note": "; ".join(notes) or "none",
         "defaults": defaulted(c),
         "memory": [["weights", weights / 1e9], ["KV cache", kv / 1e9], ["total", (weights + kv) / 1e9]],
         "chart": _charts.kv_cache_chart(c, context, batch, dtype, weights),
+        "numbers": {**model_numbers(c), "context (tokens)": context, "batch (sequences)": batch,
+                    "kv_dtype_bytes (B)": dtype_bytes("dtype", dtype),
+                    "weights_dtype_bytes (B)": dtype_bytes("weights_dtype", weights_dtype),
+                    "kv_cache_per_token (B)": per_token, **kv_numbers(c, context, dtype),
+                    "sliding_window_layers_held": len(held), "kv_cache (B)": float(kv),
+                    "weights (B)": float(weights), "total_memory (B)": float(weights + kv), "kv_cache_over_weights": kv / weights,
+                    **({"recurrent_state (B)": float(c.state_bytes(dtype))} if c.is_hybrid else {})},
     }

@@ -84,11 +84,11 @@ def parse_bias(text: str, vocab_size: int) -> dict[int, float]:
         TextField("logits", "Logits (one per token)", "2.0, 1.0, 0.5, 0.1, -1",
                   help="comma separated; -inf bans a token"),
         Field("temperature", "Temperature", 1.0, kind="range", min=0, max=2, step=0.05, help="0 = greedy"),
-        Field("top_k", "Top-k", 0, kind="range", min=0, max=20, step=1, integer=True, help="0 = off"),
+        Field("top_k", "Top-k", 0, kind="range", min=0, max=20, step=1, integer=True, help="0 = off", unit="tokens"),
         Field("top_p", "Top-p", 1.0, kind="range", min=0.05, max=1, step=0.05, help="1 = off"),
         TextField("bias", "Logit bias", "", help="token:bias pairs, e.g. 3:+2"),
         Field("seed", "Random seed", 0, min=0, max=2**32 - 1, integer=True),
-        Field("n_draws", "Draws", 20, min=1, max=200, integer=True),
+        Field("n_draws", "Draws", 20, min=1, max=200, integer=True, unit="draws"),
     ],
     outputs=[
         Output("probs", "Probability of each token", kind="bars"),
@@ -116,4 +116,7 @@ def llm_sampling_calc(logits, temperature, top_k, top_p, bias, seed, n_draws):
         "kept": f"{kept} of {len(p)}",
         "entropy": f"{entropy:.3f} bits",
         "draws": ", ".join(str(int(t)) for t in draws),
+        "numbers": {"logits": [None if math.isinf(x) else float(x) for x in values],  # None: -inf, a banned token
+                    "tokens": list(range(len(p))), "probabilities": [float(x) for x in p], "tokens_kept": kept,
+                    "vocabulary": len(p), "entropy (bits)": entropy, "draws": [int(t) for t in draws]},
     }

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from .. import charts
 from ..format import nbytes
-from ..models.config import LAYER_KINDS
-from ._models import KIND_NAMES, MODEL_OPTIONS, experts_picked, model_fields, pick_model
+from ..models.config import LAYER_KINDS, STATE_KINDS
+from ._models import KIND_NAMES, MODEL_OPTIONS, experts_picked, model_fields, model_numbers, pick_model
 from ._registry import Output, calculator
 
 BLOCK = charts.ChartSpec("data flow, top to bottom", "the model's parts", kind="diagram")
@@ -123,9 +123,7 @@ def encoder_decoder_diagram(c) -> dict:
 
 # a part of a layer -> (its name in the pattern, the palette index of its box and of its cells in the strip)
 ATTENTION, MOE, MLP = "attention", "moe", "mlp"
-PART_NAMES = {ATTENTION: "attention", MOE: "MoE", MLP: "MLP", **{k: KIND_NAMES[k] for k in
-                                                                  ("mamba1", "mamba2", "gated_deltanet", "short_conv",
-                                                                   "lightning")}}
+PART_NAMES = {ATTENTION: "attention", MOE: "MoE", MLP: "MLP", **{k: KIND_NAMES[k] for k in STATE_KINDS}}
 PART_COLOURS = {ATTENTION: 1, MOE: 2, MLP: 5}
 STATE_COLOUR = 4  # every recurrent kind (a model has one)
 
@@ -141,7 +139,7 @@ def layer_parts(c, layer: int) -> tuple[str, str]:
 
 
 def _name(part: str) -> str:
-    return " ‖ ".join(PART_NAMES[p] for p in part.split("+"))
+    return " ‖ ".join(PART_NAMES.get(p) or KIND_NAMES[p] for p in part.split("+"))
 
 
 def _runs(seq) -> list[tuple[str, int]]:
@@ -172,23 +170,8 @@ def pattern(seq) -> str:
 
 
 def _state_sizes(c, kind: str) -> str:
-    """What one recurrent layer of `kind` holds and computes, in words, from the config."""
-    h, k = c.hidden_size, c.conv_kernel
-    if kind == "mamba2":
-        groups = "1 group shares" if c.n_groups == 1 else f"{c.n_groups} groups share"
-        return (f"{c.mamba_num_heads} heads of {c.mamba_head_dim}, a state of {c.ssm_state_size} per channel "
-                f"({groups} B and C), a convolution of {k} taps; {h:,} in and out")
-    if kind == "mamba1":
-        return (f"{c.mamba_d_inner:,} channels, each with a state of {c.ssm_state_size}, a convolution of {k} "
-                f"taps, dt of rank {c.mamba_dt_rank}; {h:,} in and out")
-    if kind == "gated_deltanet":
-        return (f"{c.linear_num_key_heads} key heads of {c.linear_key_head_dim}, {c.linear_num_value_heads} value "
-                f"heads of {c.linear_value_head_dim}; a {c.linear_key_head_dim} × {c.linear_value_head_dim} state "
-                f"per value head, a convolution of {k} taps")
-    if kind == "short_conv":
-        return f"a gated convolution of {k} taps over the {h:,} channels, no recurrent state"
-    return (f"{c.num_attention_heads} heads of {c.head_dim}: linear attention, a {c.head_dim} × {c.head_dim} "
-            f"state per head instead of K and V")
+    """What one recurrent layer of `kind` holds and computes, in words, from the config (the kind's `describe`)."""
+    return c.mixer(kind).describe(c.hidden_size)
 
 
 def _state_side(c, kind: str, group) -> str:
@@ -227,7 +210,7 @@ def hybrid_diagram(c) -> dict:
         ffns = [f for _, f in parts]
         if len(set(ffns)) > 1:
             heading += f"; feed-forward: {pattern(ffns)}"
-    colour = {p: PART_COLOURS.get(p, STATE_COLOUR) for p in (*PART_COLOURS, *PART_NAMES)}
+    colour = {p: PART_COLOURS.get(p, STATE_COLOUR) for p in (*PART_COLOURS, *PART_NAMES, *KIND_NAMES)}
     # one cell per layer, coloured as its kind's box; none where every layer is alike (Falcon-H1's parallel layers)
     strip = [colour[s.split("+")[-1]] for s in seqs] if len(set(seqs)) > 1 else []
     groups = {g.kind: g for g in c.kv_cache_breakdown(1, "bf16")}
@@ -237,7 +220,7 @@ def hybrid_diagram(c) -> dict:
         out = []
         for kind in order(seq):
             layers = sum(1 for s in seq if kind in s.split("+"))
-            label = f"{'Attention' if kind == ATTENTION else PART_NAMES[kind]} ({layers} of {n} layers)"
+            label = f"{'Attention' if kind == ATTENTION else _name(kind)} ({layers} of {n} layers)"
             if kind == ATTENTION:
                 out.append(charts.box(label, _attention(c), colour[kind], join=join(out),
                                       side=f"KV cache: {per_layer_kv} per token and layer (BF16), grows with "
@@ -293,7 +276,7 @@ def block_diagram(c) -> dict:
         ("Token embedding", f"looks up each token: {c.vocab_size:,} rows of {c.hidden_size:,} numbers", 0),
         ("Norm", f"over the {c.hidden_size:,} numbers of each token", -1),
         ("Attention", _attention(c), 1,
-         f"KV cache: K and V of every earlier token, {nbytes(per_layer)} per token (BF16)"),
+         f"KV cache: K and V of every earlier token, {nbytes(per_layer)} per token and layer (BF16)"),
         ("Norm", "then each part adds its output to the token's running sum (the residual stream)", -1),
         (ffn, ffn_detail, 2),
         ("Final norm", "", -1),
@@ -310,6 +293,10 @@ def block_diagram(c) -> dict:
     fields=[*model_fields(options=DIAGRAM_OPTIONS)],
     outputs=[Output("diagram", "The model's blocks, input at the top", kind="chart", chart=BLOCK)],
 )
-def model_diagram_calc(model, config_json):
+def model_diagram_calc(model, model_id, config_json):
     """Defaults: Llama-3.1-8B."""
-    return {"diagram": block_diagram(pick_model(model, config_json, DIAGRAM_OPTIONS))}
+    c = pick_model(model, config_json, DIAGRAM_OPTIONS, model_id)
+    return {"diagram": block_diagram(c),
+            "numbers": {**model_numbers(c), "hidden_size": c.hidden_size, "intermediate_size": c.intermediate_size,
+                        "vocab_size": c.vocab_size, **({"expert_width": c.moe_intermediate_size} if c.is_moe else {}),
+                        "kv_cache_per_token_per_layer_bf16 (B)": c.kv_cache_bytes_per_token("bf16") / max(1, len(c.cached_layers))}}

@@ -16,14 +16,13 @@ is there before Python loads.
 
 from __future__ import annotations
 
-from .. import charts, hardware, models, roofline
+from .. import charts, hardware, roofline
 from ..format import sig
-from ._models import shipped
+from ._gpus import CATALOG_OPTIONS
+from ._models import MODEL_OPTIONS, shipped
 from ._registry import Field, FieldError, Output, calculator
 
-GPU_OPTIONS = tuple((key, gpu.name) for key, gpu in hardware.GPUS.items())
 DTYPES = (("fp16", "FP16"), ("bf16", "BF16"), ("fp8", "FP8"))
-MODEL_OPTIONS = tuple((name, name) for name in models.list_configs())
 BATCHES = tuple((k, f"{2**k:,}") for k in range(0, 11))  # slider position k: batch 2^k, 1 to 1,024
 CONTEXTS = tuple((k, f"{2**k:,}") for k in range(4, 18))  # 16 to 131,072 tokens
 X_RANGE, Y_RANGE = (0.1, 1e6), (0.01, 1e4)  # FLOP per byte; TFLOP/s. Fixed, so the points move and the axes do not
@@ -78,13 +77,13 @@ def play_chart(gpu: hardware.GPU, dtype: str, step: roofline.PhaseEstimate, pre:
     "roofline_play",
     title="A roofline to play with: decode and prefill on one GPU",
     fields=[
-        Field("gpu", "GPU", "H100-SXM", kind="select", options=GPU_OPTIONS),
+        Field("gpu", "GPU", "H100-SXM", kind="select", options=CATALOG_OPTIONS),
         Field("dtype", "Weights and math", "fp16", kind="select", options=DTYPES),
         Field("model", "Model (config.json)", "Llama-3.1-8B", kind="select", options=MODEL_OPTIONS),
         Field("batch", "Decode batch (sequences)", 0, kind="range", min=0, max=len(BATCHES) - 1, step=1,
-              integer=True, options=BATCHES),
+              integer=True, options=BATCHES, unit="log2 of sequences"),
         Field("context", "Context: prompt prefilled, tokens each decode step reads", 10, kind="range",
-              min=CONTEXTS[0][0], max=CONTEXTS[-1][0], step=1, integer=True, options=CONTEXTS),
+              min=CONTEXTS[0][0], max=CONTEXTS[-1][0], step=1, integer=True, options=CONTEXTS, unit="log2 of tokens"),
     ],
     outputs=[
         Output("chart", "The GPU's roofline with decode and prefill on it", kind="chart", chart=PLAY),
@@ -108,4 +107,13 @@ def roofline_play_calc(gpu, dtype, model, batch, context):
         "decode": (f"{sig(step.intensity, 3)} FLOP/B, {_where(step)} (its weight matmuls alone: "
                    f"{sig(step.weights_intensity, 3)} FLOP/B)"),
         "prefill": f"{sig(pre.intensity, 3)} FLOP/B, {_where(pre)}",
+        "numbers": {"gpu": g.key, "model": model, "batch (sequences)": b, "context (tokens)": c,
+                    "ops_per_byte (FLOP/B)": float(step.ridge),
+                    "decode_intensity (FLOP/B)": float(step.intensity), "decode_bound": step.bound,
+                    "decode_weights_intensity (FLOP/B)": float(step.weights_intensity),
+                    "decode_over_ridge": float(step.intensity / step.ridge),
+                    "decode_ridge_over": float(step.ridge / step.intensity),
+                    "prefill_intensity (FLOP/B)": float(pre.intensity), "prefill_bound": pre.bound,
+                    "prefill_over_ridge": float(pre.intensity / pre.ridge),
+                    "prefill_ridge_over": float(pre.ridge / pre.intensity)},
     }

@@ -37,6 +37,9 @@ def tokenizer_calc(text):
         "count": f"{len(ids):,} tokens for {len(text):,} characters ({n_bytes:,} UTF-8 bytes{per_token})",
         "tokens": show_tokens([tok.token_text(i) for i in ids]),
         "ids": ", ".join(map(str, ids)) if ids else "(none)",
+        "numbers": {"tokens": len(ids), "characters": len(text), "utf8_bytes (B)": n_bytes,
+                    "bytes_per_token (B)": n_bytes / len(ids) if ids else None, "token_ids": list(ids),
+                    "token_texts": [tok.token_text(i) for i in ids]},
     }
 
 
@@ -50,10 +53,10 @@ CONVENTION_OPTIONS = (
     "context_budget",
     title="Does the request fit in the context window?",
     fields=[
-        Field("context_window", "Context window (tokens)", 40960, min=1, max=1e8, integer=True),
-        Field("input_tokens", "Input tokens (prompt after the chat template)", 30000, min=1, max=1e8, integer=True),
-        Field("max_tokens", "max_tokens (cap on generated tokens)", 8192, min=1, max=1e8, integer=True),
-        Field("reasoning_tokens", "Reasoning budget (tokens)", 4000, min=0, max=1e8, integer=True),
+        Field("context_window", "Context window (tokens)", 40960, min=1, max=1e8, integer=True, unit="tokens"),
+        Field("input_tokens", "Input tokens (prompt after the chat template)", 30000, min=1, max=1e8, integer=True, unit="tokens"),
+        Field("max_tokens", "max_tokens (cap on generated tokens)", 8192, min=1, max=1e8, integer=True, unit="tokens"),
+        Field("reasoning_tokens", "Reasoning budget (tokens)", 4000, min=0, max=1e8, integer=True, unit="tokens"),
         Field("convention", "Reasoning counted", INSIDE, kind="select", options=CONVENTION_OPTIONS),
     ],
     outputs=[
@@ -78,4 +81,13 @@ def context_budget_calc(context_window, input_tokens, max_tokens, reasoning_toke
         "shares": [[label, n / b.context_window] for label, n in (
             ("input", b.input_tokens), ("reasoning", thinking), ("answer", b.answer_tokens),
             ("left free", max(b.remaining, 0)))],
+        "numbers": {"context_window (tokens)": b.context_window, "input (tokens)": b.input_tokens,
+                    "max_tokens (tokens)": b.max_tokens, "reasoning_budget (tokens)": b.reasoning_tokens,
+                    "reasoning_counted (tokens)": thinking, "worst_case_total (tokens)": b.total,
+                    "remaining (tokens)": b.remaining, "over_the_window (tokens)": max(-b.remaining, 0),
+                    "largest_max_tokens (tokens)": b.max_output,
+                    "answer (tokens)": b.answer_tokens, "fits": "yes" if b.fits else "no",
+                    **{f"share_{key} (fraction)": n / b.context_window for key, n in (
+                        ("input", b.input_tokens), ("reasoning", thinking), ("answer", b.answer_tokens),
+                        ("left_free", max(b.remaining, 0)))}},
     }

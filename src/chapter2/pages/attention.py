@@ -10,12 +10,14 @@ committed benchmark results (`chapter2/data/bench`).
 
 from __future__ import annotations
 
+import math
 from urllib.parse import urlsplit
 
 from .. import attention, bench_results, hardware, roofline, ssm
 from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
 from ..models import load_config
 from . import Card, Leaf, fact
+from .bottlenecks import ATTENTION_D, ATTENTION_N
 from .notation import operands, step_name
 
 PAGE = "attention.md"
@@ -25,10 +27,8 @@ LLAMA = "Llama-3.1-8B"
 MISTRAL = "Mistral-7B-v0.1"
 NEMOTRON = "nemotron-3-nano"  # key of ssm.HYBRID_PRESETS
 
-DECODE_CONTEXT = 4096  # the decode step whose attention share the introduction quotes
-DECODE_BATCH = 64  # the batched decode step of the introduction (64 x 4,096 tokens of KV cache fit an H100 with the weights)
 
-FLASH_N, FLASH_D = 4096, 128  # one head, FP16: the chapter's worked example (section 2.4.2)
+FLASH_N, FLASH_D = ATTENTION_N, ATTENTION_D  # one head, FP16: the chapter's worked example, at home in section 2.4.2
 
 # The two panels of the `flash_schedule` figure (chapter2.host.figures.attention draws the same cases).
 TILE = 128  # block_q = block_k
@@ -38,7 +38,8 @@ WINDOW_TILES_N, WINDOW_TILES_W = 2048, 256
 PAIR_SHARE_N, PAIR_SHARE_W = 4096, 1024  # the small-window example of the equation (and the recall card)
 WINDOW_TABLE_N = (4096, 16384, 32768, 131072, 1048576)  # prompt lengths of the sliding-window table
 WINDOW_SHORT_N = 4096  # the short prompt the worked example's text picks out (the window's own size); the long
-# one is Mistral 7B v0.1's own limit, config.json `max_position_embeddings` (`_mistral_long_prompt`)
+# one is the position limit of Mistral 7B v0.1's config, `max_position_embeddings` (`_mistral_long_prompt`), not
+# the 8,192 tokens it was trained at
 
 HYBRID_CONTEXTS = (4096, 131072, 1048576)  # rows of the hybrid table
 HYBRID_SHORT_N, HYBRID_LONG_N = 4096, 1048576  # the lengths the text picks out
@@ -60,33 +61,15 @@ def decode_kv_read_doubling_factor() -> Times:
     return Times(c.kv_cache_bytes(8192) / c.kv_cache_bytes(4096))
 
 
-@fact
-def llama_8b_decode_context() -> Int:
-    """The context length of the decode step whose attention share the introduction quotes."""
-    return Int(DECODE_CONTEXT)
-
-
 def _llama_attention_share(context: int) -> float:
     c = load_config(LLAMA)
     return c.attention_flops_per_token(context) / c.flops_per_token(context)
 
 
 @fact
-def llama_8b_decode_attention_share() -> Pct:
-    """Attention's share of a Llama 3.1 8B decode step's FLOPs at a 4,096-token context (config.json counts)."""
-    return Pct(_llama_attention_share(DECODE_CONTEXT))
-
-
-@fact
 def llama_8b_decode_attention_share_at_max_context() -> Pct:
     """Attention's share of a Llama 3.1 8B decode step's FLOPs at its full context (`max_position_embeddings`)."""
     return Pct(_llama_attention_share(load_config(LLAMA).max_position_embeddings))
-
-
-@fact
-def llama_8b_max_context() -> Int:
-    """Llama 3.1 8B's context length (config.json `max_position_embeddings`)."""
-    return Int(load_config(LLAMA).max_position_embeddings)
 
 
 def _llama_decode(context: int, batch: int = 1) -> roofline.PhaseEstimate:
@@ -100,43 +83,9 @@ def _llama_attention_byte_share(context: int, batch: int = 1) -> float:
 
 
 @fact
-def llama_8b_decode_attention_byte_share() -> Pct:
-    """Attention's share of the bytes a batch-1 Llama 3.1 8B decode step moves at 4,096 tokens: the KV cache read
-    (and the new token's K and V written) over all the step's bytes, weights and activations included, 2 bytes
-    each (`roofline.decode`, the chapter's byte convention)."""
-    return Pct(_llama_attention_byte_share(DECODE_CONTEXT))
-
-
-@fact
 def llama_8b_decode_attention_byte_share_at_max_context() -> Pct:
     """Attention's share of the bytes of a batch-1 Llama 3.1 8B decode step at its full 131,072-token context."""
     return Pct(_llama_attention_byte_share(load_config(LLAMA).max_position_embeddings))
-
-
-@fact
-def llama_8b_decode_batch() -> Int:
-    """The batch of the introduction's batched decode step (sequences decoded together)."""
-    return Int(DECODE_BATCH)
-
-
-@fact
-def llama_8b_decode_attention_byte_share_batched() -> Pct:
-    """Attention's share of the bytes of a Llama 3.1 8B decode step for 64 sequences of 4,096 tokens: the batch
-    shares one read of the weights, each sequence reads its own KV cache."""
-    return Pct(_llama_attention_byte_share(DECODE_CONTEXT, DECODE_BATCH))
-
-
-@fact
-def llama_8b_gqa_group() -> Int:
-    """Query heads per K/V head in Llama 3.1 8B (config.json num_attention_heads / num_key_value_heads)."""
-    return Int(load_config(LLAMA).gqa_group)
-
-
-@fact
-def llama_8b_decode_attention_intensity() -> Num:
-    """Operations per byte of Llama 3.1 8B's decode attention in FP16/BF16: attention FLOPs over KV cache bytes
-    (`PhaseEstimate.attention_intensity`); 2 H_q / (H_kv x 2 bytes) = the GQA group, at any context and batch."""
-    return Num(_llama_decode(DECODE_CONTEXT).attention_intensity)
 
 
 @fact
@@ -165,6 +114,8 @@ _NOT_PUBLISHED = "–"
 
 def _on_chip_source_label(url: str) -> str:
     """A short name for an on-chip figure's source."""
+    if "arxiv.org/abs/2407.08608" in url:
+        return "FlashAttention-3 paper"
     if "arxiv.org" in url:
         return "FlashAttention paper"
     if "rocm.docs.amd.com" in url:
@@ -254,6 +205,39 @@ def h100_hbm_over_shared_memory() -> Num:
     return Num(float(f"{ratio:.2g}"))
 
 
+@fact
+def h100_registers_per_sm() -> Num:
+    """One H100 SM's register file: 64K 32-bit registers, 256 KiB (Hopper tuning guide; gpus.json on_chip)."""
+    return _binary(hardware.GPUS[H100].on_chip.registers_per_sm)
+
+
+@fact
+def h100_registers_total() -> Num:
+    """The register files of all 132 H100 SMs together: 132 x 256 KiB, in MiB."""
+    return _binary(hardware.GPUS[H100].on_chip.registers_total)
+
+
+@fact
+def h100_sram_bandwidth_tb_s() -> Num:
+    """The H100 SXM's shared memory bandwidth, all SMs together, as the FlashAttention-3 paper gives it: about
+    31 TB/s (arXiv:2407.08608, Table 1; gpus.json on_chip); NVIDIA publishes none."""
+    return Num(hardware.GPUS[H100].on_chip.sram_bandwidth / hardware.TERA, 2)
+
+
+@fact
+def h100_l2_bandwidth_tb_s() -> Num:
+    """The H100 SXM's L2 bandwidth as the FlashAttention-3 paper gives it: about 12 TB/s (Table 1)."""
+    return Num(hardware.GPUS[H100].on_chip.l2_bandwidth / hardware.TERA, 2)
+
+
+@fact
+def h100_sram_over_hbm() -> Times:
+    """How many times the H100's HBM bandwidth its shared memory reaches by the FlashAttention-3 paper's figure,
+    one significant digit (31 / 3.35 = 9.3: the 31 TB/s is an estimate)."""
+    g = hardware.GPUS[H100]
+    return Times(g.on_chip.sram_bandwidth / g.bandwidth, 1)
+
+
 def _tile_bytes() -> int:
     """One TILE x FLASH_D tile of FP16 numbers: a block of queries, keys or values."""
     return TILE * FLASH_D * 2
@@ -295,6 +279,62 @@ def a100_sram_over_hbm() -> Times:
 # --------------------------------------------------------------------------- FlashAttention
 
 
+# -- the tiny example before the equations: one query, four keys in two tiles of two, through the package's own loop
+
+ONLINE_SCORES = (2, 1, 3, 0)  # the query's scores against four keys; the second tile raises the maximum
+ONLINE_TILE = 2
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def online_example_trace() -> attention.FlashTrace:
+    """The tiny example run by `attention.flash_trace` (FlashAttention's loop, recorded tile by tile): a query of
+    dimension 1 equal to 1 and keys equal to the scores, at scale 1, so that each score is its key."""
+    import numpy as np
+
+    k = np.array(ONLINE_SCORES, dtype=float)[:, None]
+    return attention.flash_trace(np.ones((1, 1)), k, np.ones_like(k), block_q=1, block_k=ONLINE_TILE, scale=1.0)
+
+
+def _e(power: float) -> str:
+    """e to a whole power, as a reader writes it: e⁰, e⁻¹."""
+    return "e" + str(int(power)).translate(_SUPERSCRIPT)
+
+
+@fact
+def online_example_table() -> Table:
+    """The running maximum and running sum of the tiny example after each tile, and after all four scores at
+    once: the second tile's larger maximum scales the first tile's sum by e^(old max - new max), and the result
+    equals the sum taken over all four scores (the tiles from `online_example_trace`, the last row directly)."""
+    trace = online_example_trace()
+    rows = []
+    for step in trace.steps[1:]:
+        m_old, m_new = float(step.m_old[0]), float(step.m_new[0])
+        scores = [float(x) for x in step.scores[0]]
+        terms = " + ".join(_e(x - m_new) for x in scores)
+        added = float(step.p[0].sum())  # this tile's e^(score - new maximum), summed
+        if step.index == 1:
+            work = f"{terms} = {Num(added)}"
+        else:
+            old_sum = float(trace.steps[step.index - 1].l_i[0])
+            work = (f"{Num(old_sum)} × {_e(m_old - m_new)} + {terms} = "
+                    f"{Num(old_sum * float(step.rescale[0]))} + {Num(added)} = {Num(float(step.l_i[0]))}")
+        rose = " (it rose)" if m_new > m_old > -math.inf else ""
+        rows.append((Text(f"tile {step.index}"), Text(", ".join(str(Int(x)) for x in scores)),
+                     Text(f"{Int(m_new)}{rose}"), Text(work)))
+    top = max(ONLINE_SCORES)
+    total = sum(math.exp(x - top) for x in ONLINE_SCORES)
+    rows.append((Text("all four at once"), Text(", ".join(str(Int(x)) for x in ONLINE_SCORES)), Text(str(Int(top))),
+                 Text(" + ".join(_e(x - top) for x in ONLINE_SCORES) + f" = {Num(total)}")))
+    return Table(("After", "Scores", "Running maximum", "Running sum"), tuple(rows),
+                 align="llrl")
+
+
+@fact
+def online_example_sum() -> Num:
+    """The tiny example's running sum after its last tile: the same as the sum over all four scores at once."""
+    return Num(float(online_example_trace().steps[-1].l_i[0]))
+
+
 def _standard() -> roofline.AttentionCost:
     return roofline.attention_intensity(FLASH_N, FLASH_D)
 
@@ -328,12 +368,6 @@ def standard_attention_ops() -> SI:
 
 
 @fact
-def standard_attention_intensity() -> Num:
-    """Standard attention's intensity (ops/byte) in the worked example: it levels off near d / 2."""
-    return Num(_standard().intensity)
-
-
-@fact
 def flash_attention_steps_table() -> Table:
     """FlashAttention's steps in the worked example: what each reads and writes in device memory, bytes, operations.
 
@@ -364,18 +398,6 @@ def flash_attention_bytes() -> SI:
 def flash_traffic_reduction() -> Num:
     """How many times fewer bytes FlashAttention moves than standard attention: (8N² + 8Nd) / 8Nd = N/d + 1."""
     return Num(_standard().bytes / _flash().bytes)
-
-
-@fact
-def flash_attention_intensity() -> Num:
-    """FlashAttention's intensity (ops/byte) in the worked example: about N / 2, it grows with the sequence."""
-    return Num(_flash().intensity)
-
-
-@fact
-def h100_ops_per_byte() -> Num:
-    """The H100 SXM's ops:byte ratio in FP16: dense FP16 FLOP/s over memory bandwidth (hardware catalog)."""
-    return Num(hardware.GPUS["H100-SXM"].ops_per_byte("fp16"))
 
 
 @fact
@@ -431,6 +453,154 @@ def causal_tiles_masked() -> Int:
     return Int(int((_causal_tiles(CAUSAL_TILES_N) == attention.TILE_MASKED).sum()))
 
 
+# --------------------------------------------------------------------------- the third roof: exponentials
+
+ROOFS_N = 16384  # a long sequence, FlashAttention-3's benchmark length: memory is far from limiting
+ROOFS_D = 128  # the head dimension the running text picks out (Llama's, and FA3's statement)
+ROOFS_GPUS = ("A100-SXM", "H100-SXM", "H200-SXM", "B200", "GB200", "GB300")  # the table's rows (others: the catalog)
+
+FA3_URL = "https://arxiv.org/abs/2407.08608"
+FA3_ROWS = (
+    # (label, math dtype, head dim, measured TFLOP/s, where it was read), one H100 SXM5, forward pass, no causal mask
+    ("FP16, Figure 5(a)", "fp16", 64, 497, "Figure 5(a), 16k tokens"),
+    ("FP16, Figure 5(c)", "fp16", 128, 648, "Figure 5(c), 16k tokens"),
+    ("FP16, Figure 5(e)", "fp16", 256, 756, "Figure 5(e), 16k tokens"),
+    ("FP16, abstract", "fp16", 256, 740, "abstract: 'up to 740 TFLOPs/s'; Figure 5(e) reaches 736 to 756"),
+    ("FP8, abstract", "fp8", 256, 1200, "abstract: 'close to 1.2 PFLOPs/s'; head dimension not stated, the bound "
+     "taken at the paper's largest, 256"),
+)
+"""FlashAttention-3's published forward speeds on one H100 SXM5 (Shah et al. 2024, arXiv:2407.08608; the FP16
+figure is also assets/flash3_fp16_fwd.png in github.com/Dao-AILab/flash-attention): batch x sequence = 16k tokens,
+hidden 2,048, FLOPs counted as 4 x N^2 x d per head."""
+
+
+EXP_METHOD_WORDS = {"SMs x clock": "SMs × clock × 16", "tensor peak": "FP16 peak ÷ 4,096 × 16",
+                    "published": "NVIDIA's figure"}
+"""How each rate was obtained, in the table's words (`hardware.EXP_METHODS`)."""
+
+
+def _roofs(gpu: str, d: int = ROOFS_D, dtype: str = "fp16", n: int = ROOFS_N) -> roofline.AttentionBound:
+    return roofline.attention_bound(roofline.flash_attention_intensity(n, d, dtype), gpu, dtype)
+
+
+@fact
+def h100_exp_rate() -> Num:
+    """Exponentials per second of an H100 SXM's special-function units, in trillions: the CUDA guide's 16 exp2 per
+    clock per SM x 132 SMs x 1.83 GHz (`hardware.GPU.exponentials`); FlashAttention-3's paper says 3.9."""
+    return Num(hardware.get_gpu("H100-SXM").exp_rate() / 1e12)
+
+
+@fact
+def h100_exp_share() -> Pct:
+    """On an H100 SXM in FP16 at d = 128, the exponentials' time over the matmuls' time (peak / (4d x rate))."""
+    b = _roofs("H100-SXM")
+    return Pct(b.exp_time / b.tensor_time)
+
+
+@fact
+def b200_exp_share() -> Pct:
+    """The same on a B200: its FP16 matmuls are 2.27 times an H100's, its exponentials 1.29 times."""
+    b = _roofs("B200")
+    return Pct(b.exp_time / b.tensor_time)
+
+
+@fact
+def roofs_head_dim() -> Int:
+    """The head dimension the running text compares the two roofs at."""
+    return Int(ROOFS_D)
+
+
+@fact
+def roofs_seq_len() -> Int:
+    """The sequence length of the three-roof table: long enough that memory does not limit."""
+    return Int(ROOFS_N)
+
+
+@fact
+def h100_exp_crossover_fp16() -> Num:
+    """The head dimension below which the exponentials, not the matmuls, limit attention on an H100 in FP16."""
+    return Num(roofline.exponential_crossover_head_dim("H100-SXM", "fp16"))
+
+
+@fact
+def h100_exp_crossover_fp8() -> Num:
+    """The same in FP8: the matmuls run twice as fast, the exponentials do not."""
+    return Num(roofline.exponential_crossover_head_dim("H100-SXM", "fp8"))
+
+
+@fact
+def b200_exp_crossover_fp16() -> Num:
+    """The same on a B200 in FP16."""
+    return Num(roofline.exponential_crossover_head_dim("B200", "fp16"))
+
+
+LIMIT_WORDS = {"tensor cores": "matmuls", "exponentials": "exponentials", "memory": "memory"}
+
+
+def _limit_text(b: roofline.AttentionBound) -> str:
+    """The roof that limits, in a table's words: "both" where the matmuls and the exponentials tie."""
+    return "both" if len(b.limits) > 1 else LIMIT_WORDS[b.limit]
+
+
+def _gpu_label(g: hardware.GPU) -> str:
+    return g.key.replace("-SXM", " SXM")
+
+
+@fact
+def exp_roof_table() -> Table:
+    """Attention's third roof per GPU: the exponential rate and how the catalog obtained it, the head dimension below
+    which the exponentials limit (FP16 and FP8), and what limits a long FP16 sequence at d = 64, 128 and 256."""
+    rows = []
+    for key in ROOFS_GPUS:
+        g = hardware.get_gpu(key)
+        e = g.exponentials
+        fp8 = (Num(roofline.exponential_crossover_head_dim(g, "fp8")) if "fp8" in g.dense_flops else Text("no FP8"))
+        limits = " / ".join(_limit_text(_roofs(key, d)) for d in (64, 128, 256))
+        rows.append((Text(_gpu_label(g)), Num(e.per_s / 1e12), Text(EXP_METHOD_WORDS[e.method]),
+                     Num(roofline.exponential_crossover_head_dim(g)), fp8, Text(limits)))
+    return Table(("GPU", "Exponentials/s (T)", "From", "Exponentials limit below d: FP16", "FP8",
+                  "Limit at d = 64 / 128 / 256, FP16"), tuple(rows), align="lrlrrl")
+
+
+@fact
+def no_exp_rate_gpus() -> Text:
+    """The catalog GPUs without an exponential rate (each says why in gpus.json)."""
+    return Text(", ".join(g.name for g in hardware.GPUS.values() if g.exponentials.per_s is None))
+
+
+def _fa3_bound(dtype: str, d: int) -> roofline.AttentionBound:
+    return _roofs("H100-SXM", d, dtype)
+
+
+@fact
+def fa3_rows_table() -> Table:
+    """FlashAttention-3's published speeds on an H100 SXM beside attention's three-roof bound at the same math dtype
+    and head dimension (16k tokens): the bound (the largest of the three times), measured over bound, and the speed
+    if the three did not overlap at all (their times added). Each row links the paper and names the figure."""
+    rows = []
+    for label, dtype, d, measured, _ in FA3_ROWS:
+        b = _fa3_bound(dtype, d)
+        rows.append((Text(f"[{label}]({FA3_URL})"), Int(d), Int(measured), Num(b.flops_per_s / 1e12),
+                     Num(measured / (b.flops_per_s / 1e12), 2), Num(b.serial_flops_per_s / 1e12)))
+    return Table(("FlashAttention-3", "d", "Measured TFLOP/s", "Bound", "Measured ÷ bound", "No overlap"),
+                 tuple(rows), align="lrrrrr")
+
+
+@fact
+def fa3_serial_gap() -> Pct:
+    """The largest gap between FA3's FP16 speeds at d = 64, 128, 256 (Figure 5) and the speed with no overlap at all."""
+    gaps = [abs(measured / (_fa3_bound(dtype, d).serial_flops_per_s / 1e12) - 1)
+            for _, dtype, d, measured, where in FA3_ROWS if where.startswith("Figure")]
+    return Pct(max(gaps))
+
+
+@fact
+def fa3_fp8_d64_bound() -> Num:
+    """The exponential roof of FP8 attention at d = 64 on an H100, in TFLOP/s: 4 x 64 FLOPs per exponential x the
+    exponential rate, half the FP8 peak and below FA3's 1,200."""
+    return Num(_fa3_bound("fp8", 64).flops_per_s / 1e12)
+
+
 # --------------------------------------------------------------------------- sliding window
 
 
@@ -455,13 +625,6 @@ def mistral_7b_reach() -> Int:
 
 def _mistral_long_prompt() -> int:
     return load_config(MISTRAL).max_position_embeddings
-
-
-@fact
-def mistral_7b_max_context() -> Int:
-    """Mistral 7B v0.1's longest context (config.json `max_position_embeddings`); the page's Mistral examples stop
-    there. (Mistral's Mistral-7B-Instruct-v0.2 model card describes v0.1's context as 8k.)"""
-    return Int(_mistral_long_prompt())
 
 
 @fact
@@ -502,14 +665,16 @@ def window_short_prompt() -> Int:
 
 @fact
 def window_long_prompt() -> Int:
-    """The long prompt of the sliding-window example: Mistral 7B v0.1's longest context, 32,768 tokens."""
+    """The long prompt of the sliding-window example: 32,768 tokens, the position limit of Mistral 7B v0.1's config
+    (`max_position_embeddings`), not the context it was trained at (8,192, `llm_inference.mistral_7b_trained_context`)."""
     return Int(_mistral_long_prompt())
 
 
 @fact
 def window_saving_at_long_prompt() -> Num:
-    """How many times less work Mistral 7B's window does than full causal attention at its 32,768-token limit."""
-    return Num(ssm.sliding_window_saving(_mistral_long_prompt(), load_config(MISTRAL).sliding_window).ratio, 2)
+    """How many times less work Mistral 7B's window does than full causal attention at its config's 32,768-position limit (3
+    significant digits, as the table's row and the sliding-window calculator write it)."""
+    return Num(ssm.sliding_window_saving(_mistral_long_prompt(), load_config(MISTRAL).sliding_window).ratio)
 
 
 @fact
@@ -633,6 +798,42 @@ def hybrid_cost_table() -> Table:
                      _flops_and_memory(c["ssm"])))
     return Table(("Context", "All attention: FLOPs / memory", "Hybrid: FLOPs / memory", "All Mamba-2: FLOPs / memory"),
                  tuple(rows), align="rrrr")
+
+
+def _whole_prefill_flops(context: int) -> dict[str, float]:
+    """FLOPs of one whole-model prefill of `context` tokens for the shipped Nemotron 3 Nano and its mixing layers
+    rebuilt as all attention or all Mamba-2 (`ssm.stacks_of`): every projection of the mixers, the MoE layers'
+    active experts and router, the mixing itself, and the LM head on the last position (`roofline.prompt_flops`)."""
+    stacks = ssm.stacks_of(load_config(ssm.PRESET_CONFIGS[NEMOTRON]))
+    return {key: roofline.prompt_flops(model, context) for key, model in stacks.items()}
+
+
+@fact
+def hybrid_whole_model_table() -> Table:
+    """Whole-model prefill FLOPs of one sequence for the three stacks (`_whole_prefill_flops`), and the hybrid's
+    share of the all-attention one counted over the whole model and over the mixing layers alone (the other table)."""
+    rows = []
+    for n in HYBRID_CONTEXTS:
+        whole, mixing = _whole_prefill_flops(n), _stacks(n)
+        rows.append((Int(n), SI(whole["attention"], "FLOP"), SI(whole["hybrid"], "FLOP"), SI(whole["ssm"], "FLOP"),
+                     Pct(whole["hybrid"] / whole["attention"]), Pct(mixing["hybrid"].flops / mixing["attention"].flops)))
+    return Table(("Context", "All attention", "Hybrid", "All Mamba-2", "Hybrid ÷ all attention, whole model",
+                  "Hybrid ÷ all attention, mixing alone"), tuple(rows), align="rrrrrr")
+
+
+@fact
+def hybrid_whole_flops_share_short() -> Pct:
+    """The hybrid's whole-model prefill FLOPs as a share of the all-attention model's at 4,096 tokens: the
+    projections and experts, the same in both, outweigh the mixing."""
+    whole = _whole_prefill_flops(HYBRID_SHORT_N)
+    return Pct(whole["hybrid"] / whole["attention"])
+
+
+@fact
+def hybrid_whole_flops_share_long() -> Pct:
+    """The same share at 1,048,576 tokens, where attention's N² term dominates the whole model."""
+    whole = _whole_prefill_flops(HYBRID_LONG_N)
+    return Pct(whole["hybrid"] / whole["attention"])
 
 
 @fact
@@ -784,7 +985,8 @@ def goal_window_speedup() -> Times:
 LEAVES = (
     Leaf("FlashAttention: exact result, tiles in on-chip SRAM, no N×N matrix in GPU memory", "flashattention",
          idea="attention cost"),
-    Leaf("Decode attention stays memory bound at any batch; flash-decoding adds parallelism, not intensity",
+    Leaf("Decode attention stays memory bound at any batch unless queries share cached entries; flash-decoding "
+         "adds parallelism, not intensity",
          "decode-attention-stays-memory-bound", idea="decode"),
     Leaf("Sliding window: N·w instead of N², and a KV cache capped at w tokens", "sliding-window-attention",
          idea="attention cost"),
@@ -801,7 +1003,7 @@ CARDS = (
          Q, K, V and O move (`8Nd` bytes in FP16, counting each read once). In the prefill-shaped example
          N = {{ fact: attention.flash_example_seq_len }}, d = {{ fact: attention.flash_example_head_dim }}
          the intensity rises from
-         {{ fact: attention.standard_attention_intensity }} to {{ fact: attention.flash_attention_intensity }}
+         {{ fact: bottlenecks.attention_intensity }} to {{ fact: bottlenecks.flash_attention_intensity }}
          operations per byte."""),
     Card("att-memory", "the-gpus-memory-hierarchy",
          "Where does FlashAttention keep its tiles, and why is that worth it?",
@@ -816,10 +1018,13 @@ CARDS = (
          "Does FlashAttention make decode attention compute bound?",
          """No. In decode each sequence brings one new query per head and reads its own KV cache, so each byte
          of K and V serves only the query heads of one group: `2G/b` operations per byte. For Llama 3.1 8B in
-         BF16 that is {{ fact: attention.llama_8b_decode_attention_intensity }} (G =
-         {{ fact: attention.llama_8b_gqa_group }}), whatever the batch, far below the H100's
-         {{ fact: attention.h100_ops_per_byte }}. Flash-decoding splits the cache length across programs so
-         that enough of them run; it does not change the intensity."""),
+         BF16 that is {{ fact: llm_architecture.llama_8b_attention_intensity }} (G =
+         {{ fact: llm_architecture.llama_8b_gqa_group }}), whatever the batch, far below the H100's
+         {{ fact: bottlenecks.h100_ops_per_byte }}, unless more queries share a cached entry: a shared prefix
+         read once for the sequences that hold it, speculative verification (k + 1 queries per cached key), or
+         MLA's absorbed form ({{ fact: llm_architecture.deepseek_v3_absorbed_intensity }} for DeepSeek-V3).
+         Flash-decoding splits the cache length across programs so that enough of them run; it does not change
+         the intensity."""),
     Card("att-window", "sliding-window-attention",
          "How much does a sliding window of w keys save?",
          """Each query sees at most `w` keys, so the work grows like `N·w` instead of `N²`. At

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from .. import diffusion, hardware, measurements, roofline
+from .. import communication, diffusion, efficiency, hardware, measurements, roofline
 from .._checks import DTYPE_BYTES
 from ..format import SI, Bytes, Int, Num, Pct, Table, Text, Times
 from ..models import load_config
@@ -33,7 +33,7 @@ CONTEXT = 4096                 # decode context of the worked example
 BIG_BATCH = 64                 # the batched decode step of the worked example
 ATTENTION_N, ATTENTION_D = 4096, 128  # the book's standard-attention example
 IMAGE_MODELS = ("FLUX.1-dev", "Qwen-Image", "Wan2.1-T2V-1.3B", "Wan2.1-T2V-14B")
-TABLE_DTYPES = ("fp16", "fp8")  # the dtypes of the catalog table
+TABLE_DTYPES = ("fp16", "fp8", "fp4")  # the dtypes of the catalog table (FP4: Blackwell and CDNA 4 only)
 
 DATASHEET_DIGITS = 6
 """Enough significant digits to print a datasheet figure as published (989.4, 362.05, 2.039); `sig`
@@ -57,6 +57,47 @@ def _ops_per_byte(value: float) -> Num:
 # ------------------------------------------------------------------ 2.4.1 ops:byte
 
 
+# -- the tiny example that opens 2.4.1: one FP16 weight, used once (decode) or once per prompt token (prefill)
+
+FLOPS_PER_MULTIPLY_ADD = 2  # a multiply and an add
+TINY_PROMPT_TOKENS = 1024  # the roofline chart's default context (2**10): its prefill point
+
+
+def _tiny_intensity(uses: int) -> float:
+    """Operations per byte of one FP16 weight read once and used in `uses` multiply-adds (the weights alone)."""
+    return FLOPS_PER_MULTIPLY_ADD * uses / DTYPE_BYTES["fp16"]
+
+
+@fact
+def tiny_decode_ops() -> Int:
+    """Operations one decode step (one sequence) does with each weight: one multiply and one add."""
+    return Int(FLOPS_PER_MULTIPLY_ADD)
+
+
+@fact
+def tiny_decode_intensity() -> Num:
+    """Those 2 operations over the weight's 2 FP16 bytes: 1 operation per byte."""
+    return Num(_tiny_intensity(1))
+
+
+@fact
+def tiny_prompt_tokens() -> Int:
+    """The prompt of the tiny prefill example: the roofline chart's default context, 1,024 tokens."""
+    return Int(TINY_PROMPT_TOKENS)
+
+
+@fact
+def tiny_prefill_ops() -> Int:
+    """Operations a prefill of 1,024 tokens does with each weight it reads: a multiply-add per token."""
+    return Int(FLOPS_PER_MULTIPLY_ADD * TINY_PROMPT_TOKENS)
+
+
+@fact
+def tiny_prefill_intensity() -> Int:
+    """Those 2,048 operations over the weight's 2 FP16 bytes: 1,024 operations per byte."""
+    return Int(round(_tiny_intensity(TINY_PROMPT_TOKENS)))
+
+
 @fact
 def h100_fp16_tflops() -> Num:
     """H100 SXM dense FP16 tensor throughput in TFLOP/s (gpus.json, Hopper whitepaper: 989.4)."""
@@ -75,20 +116,16 @@ def h100_ops_per_byte() -> Num:
     return _ops_per_byte(_gpu().ops_per_byte("fp16"))
 
 
-@fact
-def h100_ops_per_byte_one_decimal() -> Num:
-    """The same ratio to four significant digits (295.3), as the calculator prints it, before rounding to 295."""
-    return Num(_gpu().ops_per_byte("fp16"), 4)
-
-
 def _source_label(url: str) -> str:
-    """A short name for a source: a PDF is a datasheet, a whitepaper says so, a vendor's page is a product page,
-    anything else is named by its site."""
+    """A short name for a source: a PDF is a datasheet, a whitepaper says so, NVIDIA's technical blog says so, a
+    vendor's other page is a product page, anything else is named by its site."""
     if "whitepaper" in url:
         return "whitepaper"
     if url.endswith(".pdf"):
         return "datasheet (PDF)"
     host = urlsplit(url).netloc
+    if host == "developer.nvidia.com":
+        return "NVIDIA blog"
     if host.endswith(("nvidia.com", "amd.com")):
         return "product page"
     return host  # a third-party page (or a paper, a repository): named by its site
@@ -102,8 +139,8 @@ def _sources(g: hardware.GPU) -> Text:
 
 @fact
 def gpu_ops_per_byte_table() -> Table:
-    """Every catalog GPU: memory, bandwidth, dense TFLOP/s and ops:byte in FP16 and FP8 (n/a without FP8), and
-    links to the vendor documents the figures were read from.
+    """Every catalog GPU: memory, bandwidth, dense TFLOP/s and ops:byte in FP16, FP8 and FP4 (n/a where the GPU's
+    tensor cores lack the format), and links to the vendor documents the figures were read from.
 
     Figures from `data/gpus.json` (each with its source URL); ratios = dense peak FLOP/s / bandwidth.
     """
@@ -121,7 +158,7 @@ def gpu_ops_per_byte_table() -> Table:
                 cells += [Text("n/a"), Text("n/a")]
         cells.append(_sources(g))
         rows.append(tuple(cells))
-    return Table(tuple(header), tuple(rows), align="lrrrrrrl")
+    return Table(tuple(header), tuple(rows), align="l" + "r" * (len(header) - 2) + "l")
 
 
 @fact
@@ -133,8 +170,8 @@ def b200_bandwidth_tb_s() -> Num:
 
 @fact
 def b200_dgx_bandwidth_tb_s() -> Num:
-    """What NVIDIA's DGX B200 page implies per GPU, 64 TB/s over 8 GPUs = 8 TB/s (gpus.json `other_figures`,
-    kept for comparison, not used)."""
+    """What NVIDIA's DGX B200 page implies per GPU, 64 TB/s over 8 GPUs = 8 TB/s (gpus.json `other_figures`: not
+    the catalog's figure, but the one the bounds of runs measured on a DGX B200 use, measurements.json `system`)."""
     return _datasheet(_gpu("B200").other_figures["bandwidth_tb_s"][0])
 
 
@@ -198,13 +235,6 @@ def fp16_bytes() -> Int:
     return Int(DTYPE_BYTES["fp16"])
 
 
-@fact
-def llama_8b_matvec_intensity() -> Num:
-    """Ops per byte of one token times a hidden x hidden FP16 weight of Llama 3.1 8B: about 1."""
-    h = load_config(LLM).hidden_size
-    return Num(roofline.matvec_intensity(h, h, "fp16"))
-
-
 # -- the byte convention, on Llama 3.1 8B's weights
 
 
@@ -213,24 +243,10 @@ def _llama_params():
 
 
 @fact
-def llama_8b_weight_bytes_held() -> SI:
-    """Bytes that hold all 8,030,261,248 of Llama 3.1 8B's parameters in FP16/BF16 (2 bytes each, decimal GB):
-    what must sit in GPU memory (the 16.1 GB of section 2.2)."""
-    return Bytes(load_config(LLM).weights_bytes("fp16"), 4)
-
-
-@fact
-def llama_8b_weight_bytes_read() -> SI:
-    """Bytes of weights one Llama 3.1 8B forward pass reads in FP16: every parameter but the untied input
-    embedding, which is a row lookup (`PhaseEstimate.weight_bytes`)."""
-    return Bytes(_decode().weight_bytes, 4)
-
-
-@fact
 def llama_8b_embedding_bytes() -> SI:
     """The input embedding table of Llama 3.1 8B in FP16 (vocab x hidden x 2 bytes): held in memory, but a
     pass reads only the rows of its tokens."""
-    return Bytes(_llama_params().embedding * DTYPE_BYTES["fp16"], 4)
+    return Bytes(_llama_params().embedding * DTYPE_BYTES["fp16"])
 
 
 # -- prefill and decode of the worked example
@@ -281,14 +297,6 @@ def llama_8b_prefill_activation_share() -> Pct:
     states (2 x 32 x 4,096 x 4,096 numbers) and the last position's logits, 2 bytes each."""
     e = _prefill()
     return Pct(e.activation_bytes / e.bytes)
-
-
-@fact
-def q_proj_prefill_intensity() -> Num:
-    """Section 2.1's number: one 4,096 x 4,096 projection of Llama 3.1 8B (its q_proj) over 4,096 tokens in FP16,
-    counting its input, weight and output: 2mkn / 2(mk + kn + mn) = 4096 / 3 (`roofline.matmul_intensity`)."""
-    c = load_config(LLM)
-    return Num(roofline.matmul_intensity(PROMPT_TOKENS, c.hidden_size, c.num_attention_heads * c.head_dim, "fp16"))
 
 
 @fact
@@ -426,12 +434,6 @@ def attention_steps_table() -> Table:
 
 
 @fact
-def attention_dtype_bytes() -> Int:
-    """Bytes per element in the attention example (FP16)."""
-    return Int(_attention().dtype_bytes)
-
-
-@fact
 def attention_intensity() -> Num:
     """Standard attention's ops per byte at N = 4096, d = 128, FP16: (4N²d + 3N²) / (8N² + 8Nd), about 62."""
     return Num(_attention().intensity)
@@ -450,18 +452,6 @@ def llama_8b_weights_critical_batch() -> Int:
     The weights' intensity does not depend on the context, so this is the same at any context length.
     """
     return Int(roofline.decode_critical_batch(LLM, CONTEXT, gpu=GPU, dtype="fp16", part="weights"))
-
-
-@fact
-def llama_8b_decode_attention_intensity() -> Num:
-    """Attention's ops per byte in a Llama 3.1 8B decode step (batch 64, context 4,096): its GQA group, 4."""
-    return Num(_decode(BIG_BATCH).attention_intensity)
-
-
-@fact
-def llama_8b_gqa_group() -> Int:
-    """Query heads per K/V head in Llama 3.1 8B (config.json: num_attention_heads / num_key_value_heads)."""
-    return Int(load_config(LLM).gqa_group)
 
 
 @fact
@@ -488,6 +478,13 @@ def qwen_image_over_qwen3_235b_params() -> Num:
     """Qwen-Image's denoiser parameters (20.4B, from its config) as a fraction of Qwen3-235B-A22B's total (one
     significant digit)."""
     return Num(diffusion.MODELS["Qwen-Image"].denoiser_params / load_config(MOE_LLM).params().total, 1)
+
+
+@fact
+def qwen_image_over_qwen3_235b_active_params() -> Num:
+    """Qwen-Image's denoiser parameters (all of them run in every pass) as a fraction of the parameters
+    Qwen3-235B-A22B runs per token (its active 22.2B, from its config); two significant digits."""
+    return Num(diffusion.MODELS["Qwen-Image"].denoiser_params / load_config(MOE_LLM).params().active, 2)
 
 
 @fact
@@ -521,8 +518,12 @@ def denoiser_min_intensity_over_ridge() -> Num:
 
 
 def _setup(m: measurements.Measurement) -> str:
-    """A measurement's setup in a few words: GPUs, formats (weights/math/KV), batch or lengths."""
-    gpus = f"{m.n_gpus} × {m.gpu}" if m.n_gpus > 1 else m.gpu
+    """A measurement's setup in a few words: GPUs (and the link between them), formats (weights/math/KV), batch or
+    lengths."""
+    gpus = f"{m.n_gpus} × {m.gpu} on {hardware.interconnect(m.gpu).link.short}" if m.n_gpus > 1 else m.gpu
+    if m.system is not None:  # the system's own figures, which the bound used instead of the catalog's
+        g = measurements.gpu_of(m)
+        gpus += f" ({m.system.name}: {g.bandwidth_tb_s:g} TB/s, {g.memory_gb:g} GB)"
     formats = f"{m.weight_dtype}/{m.dtype}/{m.kv_dtype}".upper()
     shape = []
     if m.batch:
@@ -530,6 +531,11 @@ def _setup(m: measurements.Measurement) -> str:
     if m.input_tokens and m.output_tokens:
         shape.append(f"{m.input_tokens:,} in, {m.output_tokens:,} out")
     return ", ".join([gpus, formats, *shape])
+
+
+def _row_name(m: measurements.Measurement) -> str:
+    """The model a row measured, and the config it was costed with where that is another of the same shapes."""
+    return f"{m.measured_model} (costed as {m.model})" if m.measured_model else m.model
 
 
 @fact
@@ -541,15 +547,27 @@ def measurement_count() -> Int:
 @fact
 def measurements_table() -> Table:
     """Every published measurement beside its roofline bound (`chapter2.measurements.compare`): the model, the
-    setup (GPUs; weight/math/KV formats; batch or input/output lengths), the engine, what was measured, the bound in
-    the same unit, measured / bound, what the bound leaves out (if the row beats it), and the source."""
+    setup (GPUs and their link; weight/math/KV formats; batch or input/output lengths), the engine, what was
+    measured, the bound in the same unit (communication between GPUs included), measured / bound, the same ratio
+    against the bound without communication (multi-GPU rows only), MFU and MBU (the fractions of peak FLOP/s and
+    bandwidth of all its GPUs that its speed implies), what the bound leaves out (if the row beats it), and the
+    source."""
     rows = []
     for c in measurements.compare():
         m = c.measurement
-        rows.append((Text(m.model), Text(_setup(m)), Text(m.engine), Text(m.unit), _datasheet(m.value), Num(c.bound),
-                     Num(c.ratio, 2), Text(m.trick or ""), Text(f"[{urlsplit(m.url).netloc}]({m.url}), {m.date}")))
+        without = Num(c.ratio_without_communication, 2) if m.n_gpus > 1 else Text("–")
+        name = _row_name(m)
+        rows.append((Text(name), Text(_setup(m)), Text(m.engine), Text(m.unit), _datasheet(m.value), Num(c.bound),
+                     Num(c.ratio, 2), without, _share(c.mfu), _share(c.mbu), Text(m.trick or ""),
+                     Text(f"[{urlsplit(m.url).netloc}]({m.url}), {m.date}")))
     return Table(("Model", "Setup (GPUs, weights/math/KV, shape)", "Engine", "Unit", "Measured", "Bound",
-                  "Measured ÷ bound", "Not in the bound", "Source"), tuple(rows), align="lllrrrrll")
+                  "Measured ÷ bound", "÷ bound without communication", "MFU", "MBU", "Not in the bound", "Source"),
+                 tuple(rows), align="lllrrrrrrrll")
+
+
+def _share(x: float | None):
+    """MFU or MBU as the table prints it: a percentage, or a dash where the row gives no count of its work."""
+    return Text("–") if x is None else Pct(x)
 
 
 def _ratio(row_id: str) -> float:
@@ -562,10 +580,134 @@ def gpt_fast_7b_ratio() -> Num:
     return Num(_ratio("gpt-fast-7b-bf16"), 2)
 
 
+def _comparison(row_id: str) -> measurements.Comparison:
+    return next(c for c in measurements.compare() if c.measurement.id == row_id)
+
+
 @fact
 def gpt_fast_7b_tp8_ratio() -> Num:
-    """The same model split over eight A100s (tensor parallel): measured over the bound, which ignores communication."""
+    """The same model split over eight A100s (tensor parallel): measured over the bound, its all-reduces included."""
     return Num(_ratio("gpt-fast-7b-tp8"), 2)
+
+
+@fact
+def gpt_fast_7b_tp8_ratio_without_communication() -> Num:
+    """The same row against the bound that lets the eight GPUs talk for free: eight GPUs' bandwidth over the weights."""
+    return Num(_comparison("gpt-fast-7b-tp8").ratio_without_communication, 2)
+
+
+def _gpt_fast_tp8_decode() -> roofline.PhaseEstimate:
+    """One decode step of the gpt-fast row's setup: Llama 2 7B, BF16, batch 1, on eight A100s."""
+    m = next(c.measurement for c in measurements.compare() if c.measurement.id == "gpt-fast-7b-tp8")
+    return roofline.decode(measurements.model(m.model), m.input_tokens + 1, gpu=m.gpu, dtype=m.dtype, n_gpus=m.n_gpus)
+
+
+@fact
+def gpt_fast_7b_tp8_all_reduces() -> Int:
+    """All-reduces in each decode step of Llama 2 7B split over eight GPUs: 2 in each of its 32 layers."""
+    return Int(_gpt_fast_tp8_decode().communication.collectives[0].count)
+
+
+@fact
+def gpt_fast_7b_tp8_all_reduce_us() -> Num:
+    """Microseconds one of those all-reduces takes at least: a ring of 8 A100s on NVLink 3, 14 steps of NCCL's
+    0.6 us and 7/4 of the 8,192-byte hidden state at 300 GB/s each way."""
+    return Num(_gpt_fast_tp8_decode().communication.collectives[0].seconds * 1e6, 3, "µs")
+
+
+def _multi_gpu() -> list[measurements.Comparison]:
+    """The multi-GPU rows that name no trick: what communication can explain the gap of."""
+    return [c for c in measurements.compare() if c.measurement.n_gpus > 1 and c.measurement.trick is None]
+
+
+@fact
+def multi_gpu_row_count() -> Int:
+    """Published measurements on several GPUs that name no trick the bound leaves out."""
+    return Int(len(_multi_gpu()))
+
+
+def _shares() -> list[float]:
+    return sorted(c.communication_share for c in _multi_gpu())
+
+
+@fact
+def communication_gap_share_median() -> Pct:
+    """The median, over the multi-GPU rows, of the part of the time between the bound without communication and
+    the measurement that the communication term accounts for (`Comparison.communication_share`)."""
+    shares = _shares()
+    mid = len(shares) // 2
+    return Pct(shares[mid] if len(shares) % 2 else (shares[mid - 1] + shares[mid]) / 2)
+
+
+@fact
+def communication_gap_share_max() -> Pct:
+    """The largest such share among the multi-GPU rows (Llama 2 7B on eight A100s, batch 1)."""
+    return Pct(_shares()[-1])
+
+
+def _link_source_label(url: str) -> str:
+    """A short name for a link's or a run's source: a GitHub issue as repo#number, a README, NVIDIA's blog and
+    docs as such, else as `_source_label` names it."""
+    host, path = urlsplit(url).netloc, urlsplit(url).path.strip("/").split("/")
+    if host == "github.com" and len(path) >= 4 and path[2] in ("issues", "pull"):
+        return f"{path[1]}#{path[3]}"
+    if host == "github.com" and path[-1].lower() == "readme.md":
+        return f"{path[1]} README"
+    if host == "developer.nvidia.com":
+        return "NVIDIA blog"
+    if host == "docs.nvidia.com":
+        return "NVIDIA docs"
+    return _source_label(url)
+
+
+@fact
+def links_table() -> Table:
+    """The links between GPUs in the catalog (`hardware.LINKS`, data/links.json): each way's bandwidth per GPU
+    (half the vendor's both-ways figure, an InfiniBand rate over 8), how GPUs share it, NCCL's latency per step,
+    whether the switches reduce, the catalog GPUs that use it (with their domain), and its source."""
+    users: dict[str, list[str]] = {}
+    for key, ic in hardware.INTERCONNECTS.items():
+        users.setdefault(ic.link.key, []).append(f"{key} ({ic.domain})")
+        users.setdefault(ic.scale_out.key, [])
+    how = {"switch": "switch", "mesh": "a link per peer", "network": "a NIC per GPU"}
+    rows = []
+    for link in hardware.LINKS.values():
+        rows.append((Text(link.short), Num(link.bandwidth / 1e9, 4), Text(how[link.topology]),
+                     Num(link.hop_latency * 1e6, 2), Text("yes" if link.in_switch_reduction else "no"),
+                     Text(", ".join(users.get(link.key, [])) or "between domains"),
+                     Text(f"[{_link_source_label(link.sources['bandwidth'])}]({link.sources['bandwidth']})")))
+    return Table(("Link", "Each way, per GPU (GB/s)", "Shared through", "Latency per step (µs)", "Switch adds",
+                  "Catalog GPUs (GPUs per domain)", "Source"), tuple(rows), align="lrlrlll")
+
+
+@fact
+def nccl_check_table() -> Table:
+    """Collectives measured and published (`communication.PUBLISHED_RUNS`): the bus bandwidth printed, the rate each
+    way of the link the traffic crossed, and their ratio (a ring stays below 1; NVLink SHARP's in-switch sums pass
+    it, since nccl-tests' bus bandwidth assumes the GPUs add), and the source."""
+    rows = tuple((Text(r.what), Text(r.collective.replace("_", "-")), Num(r.busbw, 3), Num(r.link.bandwidth / 1e9, 4),
+                  Num(r.share_of_link, 2), Text(f"[{_link_source_label(r.source)}]({r.source})"))
+                 for r in communication.PUBLISHED_RUNS)
+    return Table(("Run", "Collective", "Bus bandwidth (GB/s)", "Link each way (GB/s)", "Bus ÷ link", "Source"), rows,
+                 align="llrrrl")
+
+
+@fact
+def hgx_domain_gpus() -> Int:
+    """GPUs one NVLink domain joins on an HGX board (the H100's, data/links.json: eight, with four NVSwitches)."""
+    return Int(hardware.INTERCONNECTS["H100-SXM"].domain)
+
+
+@fact
+def nvl72_domain_gpus() -> Int:
+    """GPUs one NVLink domain joins in a GB200 NVL72 rack (data/links.json: 72)."""
+    return Int(hardware.INTERCONNECTS["GB200"].domain)
+
+
+@fact
+def h100_ring_share_of_nvlink() -> Pct:
+    """NCCL's ring all-reduce on 8 H100s: its published bus bandwidth (370 GB/s) over NVLink 4's 450 GB/s each way."""
+    return Pct(next(r for r in communication.PUBLISHED_RUNS if r.id == "h100-ring").share_of_link)
 
 
 @fact
@@ -585,6 +727,66 @@ def serving_ratio_range() -> Text:
 def medusa_405b_ratio() -> Num:
     """Medusa-decoded Llama 3.1 405B on eight H200s: measured over the batch-1 bound without speculation (above 1)."""
     return Num(_ratio("medusa-405b-h200"), 3)
+
+
+# ------------------------------------------------------------------ from a bound to an expected range
+
+
+@fact
+def loo_median_error() -> Pct:
+    """The median error of predicting each measurement from the others: its bound x the median efficiency of the
+    other rows of its setup (`efficiency.leave_one_out`)."""
+    return Pct(efficiency.loo_errors()[0])
+
+
+@fact
+def loo_worst_error() -> Pct:
+    """The worst error of the same leave-one-out predictions."""
+    return Pct(efficiency.loo_errors()[1])
+
+
+@fact
+def loo_median_error_without_communication() -> Pct:
+    """The same check's median error with the bound that lets GPUs talk for free (efficiencies refitted to it)."""
+    return Pct(efficiency.loo_errors(communication=False)[0])
+
+
+@fact
+def loo_worst_error_without_communication() -> Pct:
+    """The same check's worst error with the bound that lets GPUs talk for free."""
+    return Pct(efficiency.loo_errors(communication=False)[1])
+
+
+@fact
+def loo_row_count() -> Int:
+    """Measurement rows the leave-one-out check predicts (every row without a trick, but a prefill server's)."""
+    return Int(len(efficiency.leave_one_out()))
+
+
+@fact
+def efficiency_table() -> Table:
+    """The efficiency (measured / bound) that published runs of each setup reached: how many runs, their range
+    (what the calculators' expected ranges divide by) and their median (what the leave-one-out check predicts with)."""
+    rows = []
+    for setup in efficiency.SETUPS:
+        e = efficiency.fit(setup)
+        shares = f"{Pct(e.low)} to {Pct(e.high)}" if e.count > 1 else str(Pct(e.low))
+        rows.append((Text(setup), Int(e.count), Text(shares), Pct(e.median)))
+    return Table(("Setup", "Runs", "Measured ÷ bound", "Median"), tuple(rows), align="lrrr")
+
+
+@fact
+def loo_table() -> Table:
+    """Each measurement predicted from the others (`efficiency.leave_one_out`): measured, predicted and the error,
+    worst first."""
+    by_id = {c.measurement.id: c.measurement for c in measurements.compare()}
+    rows = []
+    for p in sorted(efficiency.leave_one_out(), key=lambda p: -p.error):
+        m = by_id[p.id]
+        name = _row_name(m)
+        rows.append((Text(name), Text(_setup(m)), Text(f"{_datasheet(p.measured)} {m.unit}"),
+                     Text(f"{Num(p.predicted)} {m.unit}"), Pct(p.error)))
+    return Table(("Model", "Setup", "Measured", "Predicted", "Error"), tuple(rows), align="llrrr")
 
 
 LEAVES = (
@@ -608,12 +810,12 @@ CARDS = (
          """Prefill is compute bound: Llama 3.1 8B on a 4,096-token prompt does
          {{ fact: bottlenecks.llama_8b_prefill_intensity }} operations per byte. Decode is memory bound: one
          sequence at a 4,096-token context does {{ fact: bottlenecks.llama_8b_decode_intensity }} per step, so
-         an H100 decodes it at no more than {{ fact: bottlenecks.llama_8b_decode_tokens_per_s }} tokens per
+         an H100 decodes it at no more than about {{ fact: bottlenecks.llama_8b_decode_tokens_per_s }} tokens per
          second."""),
     Card("bn-prefill-crossover", "242-llm-bottlenecks",
          "Is every prefill compute bound?",
          """No: only once the tokens processed together pass roughly the GPU's ops:byte ratio. Llama 3.1 8B's
-         prefill on an H100 in FP16 crosses the ridge at a prompt of
+         prefill on an H100 in FP16 crosses the ridge at a prompt of about
          {{ fact: bottlenecks.llama_8b_prefill_crossover_tokens }} tokens; a shorter one is memory bound and
          takes about the {{ fact: bottlenecks.llama_8b_weight_read_ms }} it takes to read the weights."""),
     Card("bn-decode-shares", "242-llm-bottlenecks",
@@ -631,9 +833,10 @@ CARDS = (
     Card("bn-batching", "242-llm-bottlenecks",
          "What does batching do to decode, and what can it not fix?",
          """A batch of B reads the weights once for all B sequences, so the weight matmuls' intensity grows
-         with B: Llama 3.1 8B's cross the H100 ridge at a batch of
+         with B: Llama 3.1 8B's cross the H100 ridge at a batch of about
          {{ fact: bottlenecks.llama_8b_weights_critical_batch }}. Each sequence still reads its own KV cache,
-         so attention's intensity stays near {{ fact: bottlenecks.llama_8b_decode_attention_intensity }}."""),
+         so attention's intensity stays near {{ fact: llm_architecture.llama_8b_attention_intensity }}, unless
+         queries share cached entries (a shared prefix, speculative verification, MLA's absorbed form)."""),
     Card("bn-image", "243-image-bottlenecks",
          "Are image and video models compute bound or memory bound?",
          """Compute bound, like prefill: every denoiser pass runs all weights over thousands of latent tokens.

@@ -11,11 +11,25 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from . import Card, Leaf
+from ..format import Int
+from . import Card, Leaf, fact
 
 # The section pages of the chapter, in order (module names in chapter2.pages).
 SECTION_MODULES = ("neural_networks", "llm_inference", "llm_architecture", "image_generation", "bottlenecks",
                    "attention")
+
+
+# The home page's "start here" path: one stop per section of the chapter (2.2's two pages make one stop, its
+# first page opening onto the second), each with the minutes it asks of a newcomer: read the section's
+# opening, look at its hero picture, try it once.
+START_HERE: tuple[tuple[str, int], ...] = (("neural-networks.md", 3), ("llm-inference.md", 3),
+                                           ("image-generation.md", 3), ("bottlenecks.md", 3), ("attention.md", 3))
+
+
+@fact
+def start_here_minutes() -> Int:
+    """Minutes of the home page's start-here path: the sum of its stops' minutes (START_HERE)."""
+    return Int(sum(minutes for _, minutes in START_HERE))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 The model sizes, defaults and latent shapes come from the pipelines in
 `chapter2.diffusion.MODELS`, each read from its published configs (denoiser, text encoders, VAE) and its
-pipeline's defaults, with every FLOP counted where it runs (`chapter2.denoiser`); the
+pipeline's `__call__` defaults or, where the preset says so (`card_settings`), its model card's settings, with
+every FLOP counted where it runs (`chapter2.denoiser`); the
 step counts the chapter gives as rules of thumb from `diffusion.TYPICAL_STEPS`,
 `FEW_STEP_MAX_STEPS` and `FEW_STEP_SPEEDUP`; what each denoiser predicts from
 `DiffusionModel.objective`; published parameter counts of other image and video
@@ -27,7 +28,8 @@ TITLE = "2.3 Image generation"
 GPU = "H100-SXM"  # the page's "an H100"
 EXAMPLE_SIZE = (1024, 1024)  # (width, height) of the Qwen-Image worked example
 NODE_GPUS = 8  # one server node, over which a video request is split
-LATENT_TABLE_MODELS = ("SDXL", "Qwen-Image", "FLUX.1-dev", "Wan2.1-T2V-1.3B", "Wan2.1-T2V-14B")
+LATENT_TABLE_MODELS = ("SDXL", "Qwen-Image", "FLUX.1-dev", "Wan2.1-T2V-1.3B", "Wan2.1-T2V-14B", "Mochi-1",
+                       "LTX-Video")
 # (preset, width, height) rows of the attention-share table: Qwen-Image from small to large, FLUX.1 [dev] at its
 # usual size, and Wan 2.1 14B's default clip (frames from the preset).
 ATTENTION_SIZES = (("Qwen-Image", 512, 512), ("Qwen-Image", 1024, 1024), ("Qwen-Image", 1328, 1328),
@@ -99,6 +101,36 @@ def _few_step_saving(base_steps: int, few_steps: int, few_guidance: bool) -> flo
 
 
 # ------------------------------------------------------------------ steps and guidance
+
+# The tiny example of guidance: one number of the latent, its two predictions, and Qwen-Image's guidance scale
+# (diffusers' QwenImagePipeline, true_cfg_scale=4.0).
+CFG_CONDITIONAL, CFG_UNCONDITIONAL, CFG_SCALE = 0.8, 0.5, 4.0
+
+
+@fact
+def cfg_example_conditional() -> Num:
+    """The tiny example's prediction for one latent number from the pass with the prompt."""
+    return Num(CFG_CONDITIONAL)
+
+
+@fact
+def cfg_example_unconditional() -> Num:
+    """The same number's prediction from the pass without the prompt."""
+    return Num(CFG_UNCONDITIONAL)
+
+
+@fact
+def cfg_example_scale() -> Num:
+    """The guidance scale of the tiny example: Qwen-Image's pipeline default (QwenImagePipeline.__call__'s
+    true_cfg_scale=4.0, applied only when a negative prompt is given)."""
+    return Num(CFG_SCALE)
+
+
+@fact
+def cfg_example_mix() -> Num:
+    """What guidance makes of the two predictions (`diffusion.guided_prediction`): 0.5 + 4 x (0.8 - 0.5) = 1.7."""
+    return Num(diffusion.guided_prediction(CFG_CONDITIONAL, CFG_UNCONDITIONAL, CFG_SCALE))
+
 @fact
 def typical_steps_min() -> Int:
     """The low end of the chapter's "30 to 50 steps" for a full denoising schedule (`diffusion.TYPICAL_STEPS`)."""
@@ -133,13 +165,14 @@ def full_schedule_default_steps() -> Text:
 
 @fact
 def qwen_image_default_steps() -> Int:
-    """Qwen-Image's default number of steps (model card: 50, with true CFG)."""
+    """Qwen-Image's steps: QwenImagePipeline.__call__'s default, 50 (the model card uses 50 too)."""
     return Int(diffusion.pipeline_cost(QWEN).steps)
 
 
 @fact
 def qwen_image_default_passes() -> Int:
-    """Denoiser passes of Qwen-Image's default schedule: its steps × 2 for guidance."""
+    """Denoiser passes of Qwen-Image's 50 steps with true CFG, as its model card runs them (with a negative prompt):
+    steps × 2. Without a negative prompt the pipeline runs one pass a step."""
     return Int(diffusion.pipeline_cost(QWEN).passes)
 
 
@@ -220,6 +253,16 @@ def qwen_image_patch() -> Text:
     return Text(" × ".join(str(p) for p in diffusion.MODELS[QWEN].patch[1:]))
 
 
+UNET_TOKENS = "n/a (UNet)"
+"""What every table writes for a UNet's latent tokens: it cuts the latent into no patches and runs no token sequence
+through all of its layers (its attention sees the latent only at its coarser resolutions)."""
+
+
+def _latent_tokens(m: diffusion.DiffusionModel, tokens: int) -> Int | Text:
+    """A pipeline's latent tokens as every table on the page writes them: the count, or `UNET_TOKENS`."""
+    return Text(UNET_TOKENS) if m.architecture == "UNet" else Int(tokens)
+
+
 @fact
 def latent_table() -> Table:
     """Pixels, latent shape, latent values and tokens of each pipeline at its default size (`diffusion.MODELS`).
@@ -235,7 +278,7 @@ def latent_table() -> Table:
         t = diffusion.latent_frames(m.default_frames, m.vae_temporal)
         lh, lw = h // m.vae_spatial, w // m.vae_spatial
         output = f"{w} × {h}" + (f", {m.default_frames} frames" if m.kind == "video" else "")
-        tokens = Int(m.tokens()) if m.architecture != "UNet" else Text("n/a (UNet)")
+        tokens = _latent_tokens(m, m.tokens())
         rows.append((Text(m.name), Text(output), Int(3 * w * h * m.default_frames),
                      Text(f"({m.latent_channels}, {t}, {lh}, {lw})"), Int(m.latent_channels * t * lh * lw), tokens))
     return Table(("Model", "Output", "Pixel values", "Latent shape (channels, frames, height, width)", "Latent values",
@@ -251,9 +294,27 @@ def sdxl_unet_params_billions() -> Num:
 
 @fact
 def qwen_image_text_encoder_params_billions() -> Num:
-    """Parameters of Qwen-Image's text encoder that run on the prompt (Qwen2.5-VL-7B's language model and LM head,
-    text_encoder/config.json), in billions."""
+    """Parameters of Qwen-Image's text encoder that run on the prompt, in billions: Qwen2.5-VL-7B's language model to
+    its last hidden state, which is all the pipeline reads (no LM head, no vision tower; text_encoder/config.json)."""
     return Num(diffusion.MODELS[QWEN].text_encoder_params / 1e9, 2)
+
+
+def _qwen_encoder():
+    return diffusion.MODELS[QWEN].encoders[0][0]
+
+
+@fact
+def qwen_image_text_encoder_stored_billions() -> Num:
+    """Parameters of Qwen-Image's text encoder as stored, in billions: the language model, its LM head and its vision
+    tower (`TextEncoder.stored_params`, from text_encoder/config.json and its vision_config)."""
+    return Num(_qwen_encoder().stored_params / 1e9, 2)
+
+
+@fact
+def qwen_image_text_encoder_vision_billions() -> Num:
+    """Parameters of Qwen2.5-VL's vision tower in Qwen-Image's text encoder, in billions (its vision_config): stored,
+    not run on a text prompt."""
+    return Num(_qwen_encoder().idle_params("vision") / 1e9, 2)
 
 
 @fact
@@ -303,11 +364,21 @@ def flux_schnell_vae_share() -> Pct:
     return Pct(cost.vae_time / cost.time)
 
 
+def _settings(m: diffusion.DiffusionModel) -> Text:
+    """Where a preset's steps, guidance and size come from: "pipeline defaults" (its diffusers pipeline's
+    `__call__`), or the settings its model card sets instead, linked."""
+    if not m.card_settings:
+        return Text("pipeline defaults")
+    return Text(f"[model card]({m.card_source}): {', '.join(m.card_settings)}")
+
+
 @fact
 def pipelines_table() -> Table:
     """Every shipped pipeline (`diffusion.MODELS`): denoiser parameters (exact, from its config), prompt tokens,
-    latent tokens, FLOPs of one pass and attention's share of them at the default size, passes per image or clip
-    (steps × 1 or 2) and the lower-bound time of the whole request on one H100 (BF16)."""
+    latent tokens, FLOPs of one pass (as 2.4's denoiser table and the denoiser calculator write them: one rendering
+    per number) and attention's share of them at the preset's size, passes per image or clip
+    (steps × 1 or 2), the lower-bound time of the whole request on one H100 (BF16), and where the steps, guidance
+    and size come from: the diffusers pipeline's `__call__` defaults, or the model card (`card_settings`)."""
     rows = []
     for m in diffusion.MODELS.values():
         c = diffusion.pipeline_cost(m, gpu=GPU)
@@ -316,11 +387,13 @@ def pipelines_table() -> Table:
         params = Num(m.denoiser_params / 1e9, 3) if m.experts == 1 else Text(
             f"{m.denoiser_params / 1e9:.3g} per pass ({m.stored_params / 1e9:.3g} stored)")
         rows.append((Text(m.name), Text(m.denoiser.class_name), params, Text(size), Int(m.text_tokens),
-                     Int(c.per_pass.tokens), _nominal_flops(c.per_pass.flops), Pct(c.per_pass.attention_share),
-                     Int(c.passes), _duration(c.time)))
-    return Table(("Pipeline", "Denoiser class", "Denoiser parameters (billions)", "Default size", "Prompt tokens",
-                  "Latent tokens", "FLOPs per pass", "Attention share", "Passes", "Time on one H100, lower bound"),
-                 tuple(rows), align="llrlrrrrrr")
+                     _latent_tokens(m, c.per_pass.tokens), SI(c.per_pass.flops, "FLOP"),
+                     Pct(c.per_pass.attention_share),
+                     Int(c.passes), _duration(c.time), _settings(m)))
+    return Table(("Pipeline", "Denoiser class", "Denoiser parameters (billions)", "Size", "Prompt tokens",
+                  "Latent tokens", "FLOPs per pass", "Attention share", "Passes", "Time on one H100, lower bound",
+                  "Settings"),
+                 tuple(rows), align="llrlrrrrrrl")
 
 
 @fact
@@ -377,7 +450,7 @@ def few_step_distilled_saving() -> Pct:
 
 @fact
 def flux_schnell_default_steps() -> Int:
-    """FLUX.1 [schnell]'s default steps (model card: 1 to 4, unguided)."""
+    """FLUX.1 [schnell]'s steps from its model card (4, unguided; FluxPipeline's default is 28)."""
     return Int(diffusion.MODELS[SCHNELL].default_steps)
 
 
@@ -480,7 +553,7 @@ def flux_schnell_time_saving_vs_dev() -> Pct:
 
 
 @fact
-def lora_rank() -> Int:
+def denoiser_lora_rank() -> Int:
     """The LoRA rank of the example."""
     return Int(LORA_RANK)
 
@@ -506,40 +579,102 @@ def sdxl_controlnet_share() -> Pct:
 
 # ------------------------------------------------------------------ video
 def _params(name: str) -> float:
-    return diffusion.published_size(name).denoiser_params
+    return diffusion.published_size(name).params
+
+
+def _billions(n: float | None, missing: str = "not published") -> Num | Text:
+    return Text(missing) if n is None else Num(n / 1e9, 3)
+
+
+def _largest(kind: str, *, dense: bool = False) -> diffusion.PublishedSize:
+    """The open-weights model of `kind` ("image" or "video") with the most parameters in `diffusion.PUBLISHED_SIZES`
+    (counted from configs where they ship); `dense`: among those that are not mixtures of experts."""
+    sizes = [p for p in diffusion.PUBLISHED_SIZES
+             if p.kind == kind and p.open_weights and p.params is not None and not (dense and p.moe)]
+    return max(sizes, key=lambda p: p.params)
 
 
 @fact
 def published_sizes_table() -> Table:
-    """Denoiser parameters of image and video models as their makers published them
-    (`diffusion.PUBLISHED_SIZES`, each with its source); "not published" where they give none."""
-    rows = tuple((Text(p.name), Text(p.kind), Text(p.released),
-                  Text("not published") if p.denoiser_params is None else Num(p.denoiser_params / 1e9, 3),
-                  _link(p.source)) for p in diffusion.PUBLISHED_SIZES)
-    return Table(("Model", "Makes", "Released", "Denoiser parameters (billions)", "Source"), rows, align="lllrl")
+    """Parameters of image and video generators: as their makers published them (`diffusion.PUBLISHED_SIZES`, each
+    with its source; "not published" where they give none), counted from the configs where this package ships them
+    (diffusers builds the same count on the meta device), and the parameters one token or pass runs (a mixture of
+    experts' active count; all of a dense model's)."""
+    rows = tuple((Text(p.name), Text(p.kind), Text(p.released), Text("yes" if p.open_weights else "no"),
+                  _billions(p.denoiser_params), _billions(p.params if p.preset else None, "no config here"),
+                  _billions(p.active), _link(p.source)) for p in diffusion.PUBLISHED_SIZES)
+    return Table(("Model", "Makes", "Released", "Open weights", "Published (billions)", "From its config (billions)",
+                  "Active per token or pass (billions)", "Source"), rows, align="llllrrrl")
 
 
 @fact
 def movie_gen_over_sd35_large() -> Times:
-    """Movie Gen Video's 30B (arXiv:2410.13720) over Stable Diffusion 3.5 Large's 8.1B (Stability AI), the
-    largest published video model against a typical open image model of the same month; two digits."""
+    """Movie Gen Video's 30B (arXiv:2410.13720) over Stable Diffusion 3.5 Large's 8.06B (its config; Stability AI
+    publishes 8.1B), the largest published video model against a typical open image model of the same month; two
+    digits."""
     return Times(_params("Movie Gen Video") / _params("Stable Diffusion 3.5 Large"), 2)
 
 
 @fact
 def hunyuan_video_over_sdxl() -> Times:
-    """HunyuanVideo's 13B (arXiv:2412.03603) over SDXL's 2.6B UNet (arXiv:2307.01952); two digits."""
+    """HunyuanVideo's 12.8B over SDXL's 2.57B UNet, both counted from their configs; two digits."""
     return Times(_params("HunyuanVideo") / _params("SDXL"), 2)
 
 
 @fact
-def largest_video_over_largest_image() -> Times:
-    """The largest published video denoiser (30B) over the largest published image denoiser (Qwen-Image, 20B)
-    in `diffusion.PUBLISHED_SIZES`; two digits."""
-    sizes = [p for p in diffusion.PUBLISHED_SIZES if p.denoiser_params is not None]
-    video = max(p.denoiser_params for p in sizes if p.kind == "video")
-    image = max(p.denoiser_params for p in sizes if p.kind == "image")
-    return Times(video / image, 2)
+def largest_open_image_name() -> Text:
+    """The open image generator with the most parameters in `diffusion.PUBLISHED_SIZES` (HunyuanImage 3.0)."""
+    return Text(_largest("image").name)
+
+
+@fact
+def largest_open_image_billions() -> Num:
+    """Its parameters in billions, as published (80)."""
+    return Num(_largest("image").params / 1e9, 2)
+
+
+@fact
+def largest_open_image_active_billions() -> Num:
+    """The parameters it runs per token, in billions (13: a mixture of experts)."""
+    return Num(_largest("image").active / 1e9, 2)
+
+
+@fact
+def largest_open_video_name() -> Text:
+    """The open video generator with the most parameters in `diffusion.PUBLISHED_SIZES` (Step-Video-T2V)."""
+    return Text(_largest("video").name)
+
+
+@fact
+def largest_open_video_billions() -> Num:
+    """Its parameters in billions (30)."""
+    return Num(_largest("video").params / 1e9, 2)
+
+
+@fact
+def largest_open_image_over_largest_open_video() -> Times:
+    """The largest open image generator's parameters over the largest open video generator's, both in total; two
+    digits (80B / 30B)."""
+    return Times(_largest("image").params / _largest("video").params, 2)
+
+
+@fact
+def largest_dense_image_name() -> Text:
+    """The open image generator with the most parameters among those that are not mixtures of experts (FLUX.2 [dev])."""
+    return Text(_largest("image", dense=True).name)
+
+
+@fact
+def largest_dense_image_over_largest_open_video() -> Times:
+    """The largest dense open image generator's parameters over the largest open video generator's; two digits
+    (32B / 30B)."""
+    return Times(_largest("image", dense=True).params / _largest("video").params, 2)
+
+
+@fact
+def wan_2_2_stored_billions() -> Num:
+    """Wan 2.2 A14B's two experts together, in billions, counted from the shipped transformer config (28.6)."""
+    return Num(_params("Wan 2.2 T2V A14B") / 1e9, 3)
 
 
 @fact
@@ -553,6 +688,23 @@ def wan_14b_over_qwen_image_params() -> Times:
 def wan_14b_vae_temporal() -> Int:
     """How many frames Wan 2.1's VAE packs into one latent frame (config `vae_stride` (4, 8, 8))."""
     return Int(diffusion.MODELS[WAN].vae_temporal)
+
+
+@fact
+def video_vae_temporal_factors() -> Text:
+    """How many frames each video preset's VAE packs into one latent frame after the first (`vae_temporal`, from
+    its VAE config), grouped: "4 in Wan2.1-T2V-1.3B, ..., 6 in Mochi-1 and 8 in LTX-Video"."""
+    groups = {}
+    for m in diffusion.MODELS.values():
+        if m.kind == "video":
+            groups.setdefault(m.vae_temporal, []).append(m.name)
+    parts = [f"{k} in {_and(v)}" for k, v in sorted(groups.items())]
+    return Text(_and(parts))
+
+
+def _and(words: list) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 @fact
@@ -575,7 +727,8 @@ def wan_14b_fps() -> Int:
 
 @fact
 def wan_14b_size() -> Text:
-    """Wan 2.1 14B's default clip size in pixels, width × height (720p)."""
+    """Wan 2.1 14B's clip size in pixels from its model card, width × height (720p; WanPipeline's default is
+    832 × 480)."""
     return _size(diffusion.MODELS[WAN].default_size)
 
 
@@ -587,7 +740,8 @@ def wan_14b_tokens() -> Int:
 
 @fact
 def qwen_image_default_size() -> Text:
-    """Qwen-Image's default (1:1) image size in pixels, width × height (model card)."""
+    """Qwen-Image's 1:1 image size in pixels from its model card, width × height (the pipeline's default is
+    1024 × 1024)."""
     return _size(diffusion.MODELS[QWEN].default_size)
 
 
@@ -674,6 +828,7 @@ CARDS = (
          {{ fact: image_generation.movie_gen_over_sd35_large }} the parameters of Stability AI's largest image
          model of the same month, but this page's video preset (Wan) has only
          {{ fact: image_generation.wan_14b_over_qwen_image_params }} those of its image preset, Qwen-Image. What
-         always grows is the latent: a default Wan clip is
-         {{ fact: image_generation.wan_14b_tokens_over_qwen_image }}× the tokens of a default Qwen-Image image."""),
+         always grows is the latent: a 720p Wan clip is
+         {{ fact: image_generation.wan_14b_tokens_over_qwen_image }}× the tokens of a Qwen-Image image at its
+         model card's size."""),
 )

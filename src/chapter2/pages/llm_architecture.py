@@ -14,12 +14,11 @@ constants below, and each one the page prints is a fact too. The helpers `decima
 
 from __future__ import annotations
 
-import math
+import functools
 
 from .. import attention, moe, roofline
-from .._checks import finite_real, positive_int
-from ..format import Bytes, Int, Num, Pct, Table, Text, Times
-from ..models import FAMILIES, ModelConfig, describe_architecture, list_configs, load_config
+from ..format import Bytes, Int, Num, Pct, Table, Text, Times, billions, cached_per_layer, decimals, kind_counts, share
+from ..models import FAMILIES, QWEN3_235B_A22B, ModelConfig, describe_architecture, list_configs, load_config
 from . import Card, Leaf, fact
 
 PAGE = "llm-architecture.md"
@@ -35,64 +34,16 @@ MOE_DECODE_BATCH = 256
 # The chapter outline's rule of thumb: "MoE tends to appear above roughly 100B parameters, while small
 # models stay dense" (chapter 2, section 2.2.4).
 MOE_RULE_OF_THUMB_PARAMS = 100e9
-QWEN3_MOE = moe.QWEN3_235B_A22B  # the MoE part of Qwen3-235B-A22B's config.json
+QWEN3_MOE = QWEN3_235B_A22B  # the MoE part of Qwen3-235B-A22B's config.json
+# the routing worked example before the MoE equation: one token's router scores for four experts, two per token
+MOE_EXAMPLE_ROUTER_LOGITS, MOE_EXAMPLE_PER_TOKEN = (0.0, 1.6, 1.1, 0.0), 2
 LLAMA = "Llama-3.1-8B"
 
 
 # -- helpers (also used by pages.llm_inference) ------------------------------------------------
-def cfg(name: str) -> ModelConfig:
-    return load_config(name)
-
-
-def decimals(x: float, places: int, unit: str = "") -> Num:
-    """`x` rounded to `places` decimals (trailing zeros dropped), as a `Num`."""
-    finite_real("x", x), positive_int("places", places, allow_zero=True)
-    magnitude = math.floor(math.log10(abs(x))) if x else 0
-    return Num(x, max(1, magnitude + 1 + places), unit)
-
-
-def share(fraction: float, places: int = 1) -> Pct:
-    """`fraction` as a percentage with `places` decimals (trailing zeros dropped)."""
-    finite_real("fraction", fraction), positive_int("places", places, allow_zero=True)
-    pct = 100 * fraction
-    magnitude = math.floor(math.log10(abs(pct))) if pct else 0
-    return Pct(fraction, max(1, magnitude + 1 + places))
-
-
-def billions(n: int, places: int = 1) -> Num:
-    """`n` in billions, rounded to `places` decimals (as `decimals`)."""
-    finite_real("n", n)
-    return decimals(n / 1e9, places)
-
-
-def _check_config(c) -> None:
-    if not isinstance(c, ModelConfig):
-        raise TypeError(f"c must be a chapter2.models.ModelConfig, got {type(c).__name__}")
-
-
-def kind_counts(c: ModelConfig) -> str:
-    """'18 full + 18 sliding (128)': the attention layers of a config by kind, with windows and chunks."""
-    _check_config(c)
-    parts = []
-    for kind, label, window in (("full_attention", "full", None), ("sliding_attention", "sliding", c.sliding_window),
-                                ("chunked_attention", "chunked", c.attention_chunk_size)):
-        n = c.kinds.count(kind)
-        if n:
-            parts.append(f"{n} {label}" + (f" ({window:,})" if window else ""))
-    return " + ".join(parts) + (" (MLA)" if c.uses_mla else "")
-
-
-def cached_per_layer(c: ModelConfig) -> str:
-    """What one layer caches per token: K and V per KV head, or MLA's latent and RoPE key."""
-    _check_config(c)
-    if c.uses_mla:
-        return f"latent {c.kv_lora_rank} + RoPE key {c.qk_rope_head_dim} = {c.kv_cache_elements_per_token(0):,}"
-    return f"2 × {c.num_key_value_heads} × {c.head_dim} = {c.kv_cache_elements_per_token(0):,}"
-
-
 def _llama_q_proj() -> tuple[int, int]:
     """(out, in) of Llama 3.1 8B's query projection: query heads x head_dim, hidden size."""
-    c = cfg(LLAMA)
+    c = load_config(LLAMA)
     return c.num_attention_heads * c.head_dim, c.hidden_size
 
 
@@ -111,7 +62,7 @@ def _moe_step(n_tokens: int, dtype: str = "bf16") -> moe.MoeDecodeStep:
 
 
 def _configs() -> list[ModelConfig]:
-    return [cfg(n) for n in list_configs()]
+    return [load_config(n) for n in list_configs()]
 
 
 # -- 2.2.1 and 2.2.2 architecture and transformer blocks -------------------------------------------
@@ -134,7 +85,7 @@ def example_architecture_task() -> Text:
 
 
 @fact
-def lora_rank() -> Int:
+def llama_lora_rank() -> Int:
     """The LoRA rank of the example."""
     return Int(LORA_RANK)
 
@@ -193,25 +144,19 @@ def supported_families() -> Text:
 @fact
 def llama_8b_total_params_billion() -> Num:
     """Llama 3.1 8B's total parameters in billions (`ModelConfig.params().total`)."""
-    return Num(cfg(LLAMA).params().total / 1e9, 3)
-
-
-@fact
-def llama_8b_hidden_size() -> Int:
-    """Llama 3.1 8B's hidden size D (config.json `hidden_size`)."""
-    return Int(cfg(LLAMA).hidden_size)
+    return Num(load_config(LLAMA).params().total / 1e9, 3)
 
 
 @fact
 def llama_8b_ffn_width() -> Int:
     """Llama 3.1 8B's feed-forward width (config.json `intermediate_size`)."""
-    return Int(cfg(LLAMA).intermediate_size)
+    return Int(load_config(LLAMA).intermediate_size)
 
 
 @fact
 def llama_8b_layers() -> Int:
     """Llama 3.1 8B's transformer blocks L (config.json `num_hidden_layers`)."""
-    return Int(cfg(LLAMA).num_hidden_layers)
+    return Int(load_config(LLAMA).num_hidden_layers)
 
 
 def _llama_parts(c: ModelConfig) -> list[tuple[str, int]]:
@@ -232,7 +177,7 @@ def llama_8b_param_breakdown() -> Table:
     `params().total` (tests/test_pages_llm_architecture.py counts the parts from
     config.json's sizes and checks both against the published total).
     """
-    c = cfg(LLAMA)
+    c = load_config(LLAMA)
     total = c.params().total
     parts = _llama_parts(c)
     rows = [(Text(name), Int(n), share(n / total)) for name, n in parts]
@@ -244,7 +189,7 @@ def llama_8b_param_breakdown() -> Table:
 @fact
 def llama_8b_ffn_share() -> Pct:
     """Share of Llama 3.1 8B's parameters in its feed-forward networks (the breakdown's feed-forward row)."""
-    c = cfg(LLAMA)
+    c = load_config(LLAMA)
     ffn = next(p.total for p in c.param_breakdown() if p.part == "dense MLPs")
     return share(ffn / c.params().total)
 
@@ -253,26 +198,160 @@ def llama_8b_ffn_share() -> Pct:
 @fact
 def llama_8b_query_heads() -> Int:
     """Llama 3.1 8B's query heads H_q (config.json `num_attention_heads`)."""
-    return Int(cfg(LLAMA).num_attention_heads)
+    return Int(load_config(LLAMA).num_attention_heads)
 
 
 @fact
 def llama_8b_kv_heads() -> Int:
     """Llama 3.1 8B's key/value heads H_kv (config.json `num_key_value_heads`)."""
-    return Int(cfg(LLAMA).num_key_value_heads)
+    return Int(load_config(LLAMA).num_key_value_heads)
 
 
 @fact
 def llama_8b_gqa_group() -> Int:
     """Query heads per K/V head in Llama 3.1 8B, G = H_q / H_kv (`gqa_group`): how many times smaller GQA makes
     the KV cache."""
-    return Int(cfg(LLAMA).gqa_group)
+    return Int(load_config(LLAMA).gqa_group)
 
 
 @fact
 def llama_8b_head_dim() -> Int:
     """Llama 3.1 8B's head dimension d (hidden_size / num_attention_heads)."""
-    return Int(cfg(LLAMA).head_dim)
+    return Int(load_config(LLAMA).head_dim)
+
+
+# -- 2.2.3 attention, intuition first: the shipped tiny model on a sentence of this site ---------------------
+# The worked example's inputs: one query and three tokens' keys and values, two numbers each (no 1/sqrt(d)).
+WORKED_TOKENS = ("The", "keys", "and")
+WORKED_QUERY = (1.0, 2.0)  # the query of the last token, "and"
+WORKED_KEYS = ((1.0, 0.0), (2.0, 1.0), (0.0, 1.0))
+WORKED_VALUES = ((1.0, 0.0), (0.0, 1.0), (1.0, 1.0))
+
+
+@functools.cache
+def _tiny_example():
+    """(the example sentence's token labels, `token_walk.one_query` of its last token in the example head)."""
+    from .. import stepper, token_walk
+    from ..calculators.token_walk import label
+
+    model, tokenizer = stepper.load()
+    ids = tokenizer.encode(token_walk.EXAMPLE_PROMPT)
+    oq = token_walk.one_query(model, ids, token_walk.EXAMPLE_LAYER, token_walk.EXAMPLE_HEAD)
+    return tuple(label(tokenizer.token_text(i)) for i in ids), oq
+
+
+def _ranked(k: int) -> tuple[str, float]:
+    """The k-th most attended token of the example (0 = the most) and its weight."""
+    tokens, oq = _tiny_example()
+    j = sorted(range(len(tokens)), key=lambda i: (-oq.weights[i], i))[k]
+    return tokens[j], float(oq.weights[j])
+
+
+def _tiny_config() -> ModelConfig:
+    from .. import stepper
+
+    return stepper.load()[0].config
+
+
+@fact
+def attention_example_prompt() -> Text:
+    """The example sentence (`token_walk.EXAMPLE_PROMPT`): text of this site the tiny model read in training."""
+    from .. import token_walk
+
+    return Text(token_walk.EXAMPLE_PROMPT)
+
+
+@fact
+def attention_example_query() -> Text:
+    """The example's last token, whose query the figure scores against every key."""
+    return Text(_tiny_example()[0][-1])
+
+
+@fact
+def attention_example_layer() -> Int:
+    """The layer of the example head (1-based)."""
+    return Int(_tiny_example()[1].layer)
+
+
+@fact
+def attention_example_head() -> Int:
+    """The example head within its layer (1-based)."""
+    return Int(_tiny_example()[1].head)
+
+
+@fact
+def attention_example_top_token() -> Text:
+    """The token the example query attends to most."""
+    return Text(_ranked(0)[0])
+
+
+@fact
+def attention_example_top_weight() -> Pct:
+    """Its attention weight (softmax of the scores)."""
+    return Pct(_ranked(0)[1])
+
+
+@fact
+def tiny_lm_hidden_size() -> Int:
+    """The shipped tiny model's hidden size D (its config.json)."""
+    return Int(_tiny_config().hidden_size)
+
+
+@fact
+def tiny_lm_head_dim() -> Int:
+    """The tiny model's head dimension d: the numbers in each head's query, key and value."""
+    return Int(_tiny_config().head_dim)
+
+
+@fact
+def tiny_lm_query_heads() -> Int:
+    """The tiny model's query heads per layer."""
+    return Int(_tiny_config().num_attention_heads)
+
+
+@fact
+def tiny_lm_kv_heads() -> Int:
+    """The tiny model's key/value heads per layer (grouped-query attention)."""
+    return Int(_tiny_config().num_key_value_heads)
+
+
+def _worked():
+    """(scores, weights, output) of the worked example: `attention.attention_weights` and `attention.attention`
+    with scale 1 (plain dot products), the query being the last of the three positions."""
+    import numpy as np
+
+    q = np.zeros((1, 1, len(WORKED_TOKENS), 2))
+    q[0, 0, -1] = WORKED_QUERY  # only the last token's query is shown; the causal mask lets it see all three
+    k, v = np.array(WORKED_KEYS)[None, None], np.array(WORKED_VALUES)[None, None]
+    scores = np.array(WORKED_KEYS) @ np.array(WORKED_QUERY)
+    weights = attention.attention_weights(q, k, causal=True, scale=1.0)[0, 0, -1]
+    output = attention.attention(q, k, v, causal=True, scale=1.0)[0, 0, -1]
+    return scores, weights, output
+
+
+def _vector(v) -> str:
+    return "(" + ", ".join(f"{x:g}" for x in v) + ")"
+
+
+@fact
+def attention_worked_query() -> Text:
+    """The worked example's query, of its last token."""
+    return Text(_vector(WORKED_QUERY))
+
+
+@fact
+def attention_worked_table() -> Table:
+    """The worked example: each token's key, its score (query . key), weight (softmax) and value."""
+    scores, weights, _ = _worked()
+    rows = tuple((f"‘{t}’", _vector(k), str(Int(round(s))), str(Pct(w)), _vector(v))
+                 for t, k, s, w, v in zip(WORKED_TOKENS, WORKED_KEYS, scores, weights, WORKED_VALUES, strict=True))
+    return Table(("Token", "Key", "Score: query · key", "Weight: softmax", "Value"), rows, align="lllrl")
+
+
+@fact
+def attention_worked_output() -> Text:
+    """The worked example's output: the weights times the values, to two decimals."""
+    return Text("(" + ", ".join(f"{x:.2f}" for x in _worked()[2]) + ")")
 
 
 @fact
@@ -327,18 +406,18 @@ def cache_example_pairs_ratio() -> Num:
 @fact
 def llama_8b_kv_bytes_per_token() -> Int:
     """Bytes Llama 3.1 8B's KV cache grows by per token in BF16, exact: 2 x L x H_kv x d x 2."""
-    return Int(cfg(LLAMA).kv_cache_bytes_per_token("bf16"))
+    return Int(load_config(LLAMA).kv_cache_bytes_per_token("bf16"))
 
 
 @fact
 def llama_8b_kv_per_token() -> Bytes:
     """The same per-token KV cache size with an SI prefix (131 kB)."""
-    return Bytes(cfg(LLAMA).kv_cache_bytes_per_token("bf16"))
+    return Bytes(load_config(LLAMA).kv_cache_bytes_per_token("bf16"))
 
 
 # -- multi-head latent attention -------------------------------------------------------------------
 def _deepseek() -> ModelConfig:
-    return cfg("DeepSeek-V3")
+    return load_config("DeepSeek-V3")
 
 
 @fact
@@ -362,7 +441,7 @@ def deepseek_v3_kv_heads() -> Int:
 @fact
 def deepseek_v3_size_vs_llama_8b() -> Times:
     """DeepSeek-V3's total parameters over Llama 3.1 8B's (`params().total`)."""
-    return Times(_deepseek().params().total / cfg(LLAMA).params().total, 2)
+    return Times(_deepseek().params().total / load_config(LLAMA).params().total, 2)
 
 
 @fact
@@ -418,7 +497,7 @@ def deepseek_v3_kv_bytes_per_token() -> Int:
 @fact
 def deepseek_v3_kv_vs_llama_8b() -> Pct:
     """DeepSeek-V3's KV bytes per token as a share of Llama 3.1 8B's (both BF16)."""
-    return Pct(_deepseek().kv_cache_bytes_per_token("bf16") / cfg(LLAMA).kv_cache_bytes_per_token("bf16"), 2)
+    return Pct(_deepseek().kv_cache_bytes_per_token("bf16") / load_config(LLAMA).kv_cache_bytes_per_token("bf16"), 2)
 
 
 @fact
@@ -479,69 +558,92 @@ def deepseek_v3_prefill_absorbed_over_expanded() -> Times:
 @fact
 def llama_8b_attention_intensity() -> Num:
     """Llama 3.1 8B decode attention: FLOPs per byte of BF16 KV cache read (its GQA group shares each K and V)."""
-    return Num(_attention_intensity(cfg(LLAMA)), 3)
+    return Num(_attention_intensity(load_config(LLAMA)), 3)
 
 
 # -- 2.2.4 mixture of experts -------------------------------------------------------------------------
 @fact
+def moe_example_experts() -> Int:
+    """Experts in the routing worked example's layer."""
+    return Int(len(MOE_EXAMPLE_ROUTER_LOGITS))
+
+
+@fact
+def moe_example_per_token() -> Int:
+    """Experts each token runs in the routing worked example."""
+    return Int(MOE_EXAMPLE_PER_TOKEN)
+
+
+@fact
+def moe_routing_example_table() -> Table:
+    """One token routed over four experts, two per token (`moe.route`, normalized as Qwen3-MoE): each expert's
+    router probability (a softmax of the scores), whether it runs, and its weight in the mix (0 if it does not)."""
+    r = moe.route([MOE_EXAMPLE_ROUTER_LOGITS], MOE_EXAMPLE_PER_TOKEN)
+    weight = dict(zip(r.experts[0].tolist(), r.weights[0].tolist(), strict=True))
+    rows = tuple((Int(e), Num(float(r.probs[0, e]), 2), Text("runs" if e in weight else "skipped"),
+                  share(weight.get(e, 0.0), 0)) for e in range(len(MOE_EXAMPLE_ROUTER_LOGITS)))
+    return Table(("expert", "router probability", "this token", "weight in the mix"), rows, align="rrlr")
+
+
+@fact
 def qwen3_235b_moe_layers() -> Int:
     """Qwen3-235B-A22B's MoE layers (all of its `num_hidden_layers`; `ModelConfig.moe_layers`)."""
-    return Int(len(cfg("Qwen3-235B-A22B").moe_layers))
+    return Int(len(load_config("Qwen3-235B-A22B").moe_layers))
 
 
 @fact
 def qwen3_235b_experts() -> Int:
     """Qwen3-235B-A22B's routed experts per layer E (config.json `num_experts`)."""
-    return Int(cfg("Qwen3-235B-A22B").num_experts)
+    return Int(load_config("Qwen3-235B-A22B").num_experts)
 
 
 @fact
 def qwen3_235b_experts_per_token() -> Int:
     """Experts each token uses in Qwen3-235B-A22B, k (config.json `num_experts_per_tok`)."""
-    return Int(cfg("Qwen3-235B-A22B").num_experts_per_tok)
+    return Int(load_config("Qwen3-235B-A22B").num_experts_per_tok)
 
 
 @fact
 def qwen3_235b_total_params_billion() -> Num:
     """Qwen3-235B-A22B's total parameters in billions, one decimal (`ModelConfig.params().total`)."""
-    return billions(cfg("Qwen3-235B-A22B").params().total)
+    return billions(load_config("Qwen3-235B-A22B").params().total)
 
 
 @fact
 def qwen3_235b_active_params_billion() -> Num:
     """Qwen3-235B-A22B's parameters one token uses, in billions, one decimal (`params().active`)."""
-    return billions(cfg("Qwen3-235B-A22B").params().active)
+    return billions(load_config("Qwen3-235B-A22B").params().active)
 
 
 @fact
 def qwen3_235b_active_share() -> Pct:
     """Share of Qwen3-235B-A22B's parameters one token uses (active / total)."""
-    p = cfg("Qwen3-235B-A22B").params()
+    p = load_config("Qwen3-235B-A22B").params()
     return share(p.active / p.total)
 
 
 @fact
 def qwen3_235b_total_params_rounded() -> Num:
     """Qwen3-235B-A22B's total parameters rounded to whole billions: the "235B" of its name and of the chapter."""
-    return Num(round(cfg("Qwen3-235B-A22B").params().total / 1e9))
+    return Num(round(load_config("Qwen3-235B-A22B").params().total / 1e9))
 
 
 @fact
 def qwen3_235b_active_params_rounded() -> Num:
     """Qwen3-235B-A22B's active parameters rounded to whole billions: the "A22B" of its name and the chapter's 22B."""
-    return Num(round(cfg("Qwen3-235B-A22B").params().active / 1e9))
+    return Num(round(load_config("Qwen3-235B-A22B").params().active / 1e9))
 
 
 @fact
 def qwen3_235b_expert_params_million() -> Num:
-    """Parameters of one Qwen3-235B-A22B expert (a SwiGLU MLP), in millions (`moe.QWEN3_235B_A22B.expert_params`)."""
+    """Parameters of one Qwen3-235B-A22B expert (a SwiGLU MLP), in millions (`models.QWEN3_235B_A22B.expert_params`)."""
     return decimals(QWEN3_MOE.expert_params / 1e6, 1)
 
 
 @fact
 def qwen3_235b_expert_weight_share() -> Pct:
     """Share of Qwen3-235B-A22B's parameters held by its routed experts."""
-    return share(QWEN3_MOE.total_expert_params / cfg("Qwen3-235B-A22B").params().total)
+    return share(QWEN3_MOE.total_expert_params / load_config("Qwen3-235B-A22B").params().total)
 
 
 @fact

@@ -1,7 +1,8 @@
 """Facts of section 2.1, "Neural networks" (docs/neural-networks.md).
 
-The worked example is the query projection of Llama 3.1 8B: `n` = query heads
-x head dimension, `k` = hidden size, both from its shipped config.json.
+The page opens on a drawn matmul (the figure `matmul_picture`): `chapter2.linear.matmul_example`, three tokens
+of four numbers through a layer with two outputs. The worked example is the query projection of Llama 3.1 8B:
+`n` = query heads x head dimension, `k` = hidden size, both from its shipped config.json.
 """
 
 from __future__ import annotations
@@ -23,6 +24,42 @@ def _q_proj(tokens: int) -> linear.MatmulCost:
     """Cost of Llama 3.1 8B's query projection for `tokens` tokens in FP16."""
     c = load_config("Llama-3.1-8B")
     return linear.matmul_cost(tokens, c.hidden_size, c.num_attention_heads * c.head_dim, "fp16")
+
+
+def _drawn() -> linear.MatmulCost:
+    """The cost of the drawn matmul, (m, k) = (3, 4) times (k, n) = (4, 2), from its arrays' shapes."""
+    x, weight, _ = linear.matmul_example()
+    return linear.matmul_cost(x.shape[0], x.shape[1], weight.shape[0])
+
+
+@fact
+def example_m() -> Int:
+    """Rows of x in the drawn matmul: tokens."""
+    return Int(_drawn().m)
+
+
+@fact
+def example_k() -> Int:
+    """Numbers per token in the drawn matmul, the length of each dot product: k."""
+    return Int(_drawn().k)
+
+
+@fact
+def example_n() -> Int:
+    """Outputs per token in the drawn matmul: columns of W^T, n."""
+    return Int(_drawn().n)
+
+
+@fact
+def example_cells() -> Int:
+    """Cells of the drawn matmul's result y: m x n dot products."""
+    return Int(_drawn().m * _drawn().n)
+
+
+@fact
+def example_ops() -> Int:
+    """Operations of the drawn matmul: 2 m k n (a multiply and an add per term of every dot product)."""
+    return Int(_drawn().ops)
 
 
 @fact
@@ -61,15 +98,27 @@ def q_proj_decode_intensity() -> Num:
 
 
 @fact
-def q_proj_prefill_gain() -> Num:
-    """How many times more ops per byte the projection does for a 4,096-token prompt than for one token."""
-    return Num(_q_proj(PREFILL_TOKENS).intensity / _q_proj(1).intensity, 3)
+def q_proj_prefill_intensity() -> Num:
+    """Intensity (ops/byte) of the query projection over a 4,096-token prompt in FP16, counting its input, weight
+    and output: 2mkn / 2(mk + kn + mn) = 4096 / 3 (the table's last row; section 2.4 quotes it)."""
+    return Num(_q_proj(PREFILL_TOKENS).intensity)
 
 
 @fact
 def prefill_tokens() -> Int:
     """The worked example's prompt length in tokens."""
     return Int(PREFILL_TOKENS)
+
+
+ACTIVATION_EXAMPLE_X = (-2.0, -0.5, 0.5, 2.0)  # the inputs of the activations' worked example
+
+
+@fact
+def activation_examples_table() -> Table:
+    """ReLU, SiLU and GELU at a few inputs: ReLU clips negatives to 0, the smooth ones let a little through."""
+    rows = tuple((Num(x), Num(float(activations.relu(x)), 3), Num(float(activations.silu(x)), 3),
+                  Num(float(activations.gelu(x)), 3)) for x in ACTIVATION_EXAMPLE_X)
+    return Table(("x", "ReLU(x)", "SiLU(x)", "GELU(x)"), rows, align="rrrr")
 
 
 def _silu_minimum() -> tuple[float, float]:
@@ -135,7 +184,7 @@ CARDS = (
          """With `m = 1` each weight is read to be used once: the FP16 query projection does about
          {{ fact: neural_networks.q_proj_decode_intensity }} operation per byte. A
          {{ fact: neural_networks.prefill_tokens }}-token prompt reuses each weight for every token and
-         does {{ fact: neural_networks.q_proj_prefill_gain }} times more operations per byte."""),
+         does {{ fact: neural_networks.q_proj_prefill_intensity }} operations per byte."""),
     Card("nn-collapse", "212-activation-functions",
          "Why must a nonlinear activation sit between two linear layers?",
          """Two linear layers compose into one: `W₂(W₁x + c₁) + c₂ = (W₂W₁)x + (W₂c₁ + c₂)` (bias `c`), so a stack

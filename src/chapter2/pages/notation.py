@@ -54,6 +54,12 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("E_\\text{tok}", "experts each token is routed to (`num_experts_per_tok`, the router's top-k)", "2.2"),
     Symbol("w", "sliding window: the keys each query sees, itself included", "2.2, 2.5"),
     Symbol("T", "sampling temperature", "2.2"),
+    Symbol("\\gamma", "tokens drafted per step of speculative decoding (Leviathan et al., arXiv 2211.17192)",
+           "2.2, 2.4, 2.5"),
+    Symbol("N_\\text{GPU}", "GPUs a model is split over (tensor, expert or pipeline parallelism)", "2.4"),
+    Symbol("M", "bytes each GPU holds in a collective (all-reduce, all-to-all) or sends to the next", "2.4"),
+    Symbol("R", "a link's bandwidth between two GPUs, bytes per second each way", "2.4"),
+    Symbol("\\alpha", "a link's latency per step of a collective", "2.4"),
     # attention
     Symbol("Q, K, V", "queries, keys and values of one head: \\(N \\times d\\) each", "2.2, 2.4, 2.5"),
     Symbol("S", "attention scores \\(QK^\\top\\), scaled by \\(1/\\sqrt{d}\\)", "2.2, 2.4, 2.5"),

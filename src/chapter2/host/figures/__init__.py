@@ -82,7 +82,7 @@ def render_svg(name: str, *, phone: bool = False) -> str:
     _discover()
     if name not in REGISTRY:
         raise KeyError(f"unknown figure {name!r}; known: {', '.join(sorted(REGISTRY))}")
-    from ._style import style
+    from ._style import scheme_ink, style
 
     if phone and not REGISTRY[name].phone:
         raise ValueError(f"figure {name!r} has no phone variant (registered with phone=False)")
@@ -95,7 +95,7 @@ def render_svg(name: str, *, phone: bool = False) -> str:
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
         plt.close(fig)
-    return compact_svg(buf.getvalue())
+    return scheme_ink(compact_svg(buf.getvalue()))
 
 
 _METADATA = re.compile(r"<!DOCTYPE[^>]*>|<metadata>.*?</metadata>|<!--.*?-->", re.S)

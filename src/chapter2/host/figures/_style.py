@@ -9,11 +9,23 @@ inches wide, would be shrunk there until its text is 3 to 5 px. The phone drawin
 from __future__ import annotations
 
 import contextlib
+import re
 
 # One palette for these figures and the calculators' live charts (chapter2.charts, drawn in the browser too):
 # INK is a mid grey, readable on white and on Material's slate background.
 from ...charts import INK, PALETTE
 
+
+# The figures are <img> SVGs on a transparent background, so one drawing sits on Material's white page and on
+# its slate one. INK (#8a8f98) is the one grey legible on both, but only just: 3.3:1 on white, and about 2.3:1
+# on a pale box fill, which is where most labels sit. So every figure carries a small style sheet
+# (scheme_ink): its INK text turns INK_LIGHT or INK_DARK with the scheme the reader sees. Chromium evaluates
+# prefers-color-scheme inside an SVG image from the colour-scheme of the <img>, which Material sets per scheme
+# (light on "default", dark on "slate"), so the figure follows the toggle too; a browser that ignores the
+# sheet shows INK. Each is at least 4.5:1 (WCAG AA) on its page and on every box fill the figures use
+# (PALETTE at alpha 0.3 over that page): tests/test_figures_svg.py works the ratios out.
+INK_LIGHT = "#4b5058"
+INK_DARK = "#c3c7ce"
 
 PHONE_WIDTH = 4.3  # inches: 310 pt, shown at 317 to 343 CSS px on a 375 px phone
 PHONE_PT = 12.0  # the smallest text of a phone drawing, in points (= px at 1:1); 11 px after the column's scale
@@ -94,3 +106,15 @@ def legend_below(ax, *, drop: float = 0.62, handles=None, **options):
     legend = ax.legend(loc="upper left", bbox_to_anchor=(0, 0), bbox_transform=anchor, borderaxespad=0, **options)
     legend.set_in_layout(False)  # tight_layout must not squeeze the axes to make room; render_svg counts it again
     return legend
+
+
+def scheme_ink(svg: str) -> str:
+    """`svg` with a style sheet that gives its INK text (<text> or <tspan> filled INK) INK_LIGHT on a light page and INK_DARK on a
+    dark one (see INK_LIGHT above); lines, boxes and text of other colours are left as drawn."""
+    sel = f'text[style*="fill: {INK}"],tspan[style*="fill: {INK}"]'  # a label; a mathtext tick's runs
+    sheet = (f"<style>@media (prefers-color-scheme: light){{{sel}{{fill:{INK_LIGHT}!important}}}}"
+             f"@media (prefers-color-scheme: dark){{{sel}{{fill:{INK_DARK}!important}}}}</style>")
+    head = re.search(r"<svg\b[^>]*>", svg)
+    if head is None:
+        raise ValueError("svg: no <svg> element to give the scheme's ink to")
+    return svg[:head.end()] + sheet + svg[head.end():]

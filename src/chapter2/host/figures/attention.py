@@ -4,7 +4,7 @@ import numpy as np
 
 from ... import attention as attn
 from . import figure
-from ._style import INK, PALETTE, phone, size, wrap
+from ._style import INK, PALETTE, phone, pt, size, wrap
 
 
 def _mask_panel(ax, mask, title, every=2):
@@ -114,4 +114,168 @@ def flash_schedule_figure():
     else:
         fig.tight_layout(rect=(0, 0.08, 1, 1))
         fig.legend(handles=handles, loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0.0))
+    return fig
+
+
+# --------------------------------------------------------------------------- the H100's memories, far to near
+def memory_levels() -> dict[str, str]:
+    """The H100 SXM's memories as section 2.5 prints them (its facts, so the picture and the text say the same):
+    HBM off the chip, the L2 all SMs share, and inside each SM its shared memory (SRAM) and registers."""
+    from ...pages import attention as page, bottlenecks
+
+    return {
+        "sms": str(page.h100_sms()),
+        "hbm": f"{page.h100_memory_gb()} GB", "hbm_bw": f"{bottlenecks.h100_bandwidth_tb_s()} TB/s",
+        "l2": str(page.h100_l2()), "l2_bw": f"≈ {page.h100_l2_bandwidth_tb_s()} TB/s",
+        "smem": str(page.h100_shared_memory_per_sm()), "smem_all": str(page.h100_shared_memory_total()),
+        "smem_bw": f"≈ {page.h100_sram_bandwidth_tb_s()} TB/s",
+        "regs": str(page.h100_registers_per_sm()), "regs_all": str(page.h100_registers_total()),
+    }
+
+
+def _memory_alt() -> str:
+    m = memory_levels()
+    return (f"The memories of an H100 SXM, drawn from far to near. At the bottom, off the chip, the HBM: {m['hbm']}, "
+            f"read and written at {m['hbm_bw']}; it holds the weights, the KV cache and every tensor a kernel reads or "
+            f"writes. On the chip, an L2 cache of {m['l2']} that all {m['sms']} streaming multiprocessors (SMs) share, "
+            f"at {m['l2_bw']}. Inside each SM, beside its tensor cores: {m['smem']} of shared memory (SRAM), "
+            f"{m['smem_all']} over all {m['sms']} SMs, at {m['smem_bw']} all together, and a register file of "
+            f"{m['regs']} ({m['regs_all']} in all), the fastest of all, for which no bandwidth is published. "
+            f"The nearer a memory sits to the arithmetic, the faster it is; the chip's memories hold megabytes, the "
+            f"HBM gigabytes. Bandwidths of the "
+            f"on-chip memories: FlashAttention-3 paper, Table 1 (NVIDIA publishes none).")
+
+
+@figure("memory_hierarchy", alt=_memory_alt())
+def memory_hierarchy_figure():
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    m = memory_levels()
+    small = phone()
+    width = 4.3 if small else 7.2
+    height = 6.9 if small else 4.5
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_axis_off()
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    font = 12 if small else 10
+
+    def box(x, y, w, h, text, color, *, alpha=0.28, size=font, edge=None, weight="normal", ha="center"):
+        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.06", facecolor=color,
+                                    alpha=alpha, edgecolor=edge or color, linewidth=1.0))
+        if text:
+            tx = x + w / 2 if ha == "center" else x + 0.12
+            ax.text(tx, y + h / 2, text, ha=ha, va="center", fontsize=size, fontweight=weight, linespacing=1.25)
+
+    def outline(x, y, w, h, dashed=True):
+        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.1", facecolor="none",
+                                    edgecolor=INK, linewidth=1.0, linestyle="--" if dashed else "-"))
+
+    def small_sm(x, y, w, h, label):
+        outline(x, y, w, h, dashed=False)
+        ax.text(x + w / 2, y + h - 0.06, label, ha="center", va="top", fontsize=font)
+        for i, color in enumerate((PALETTE[0], PALETTE[1], PALETTE[2])):  # up: shared memory, registers, tensor cores
+            ax.add_patch(FancyBboxPatch((x + 0.1, y + 0.1 + i * (h - 0.45) / 3), w - 0.2, (h - 0.45) / 3 - 0.05,
+                                        boxstyle="round,pad=0.01", facecolor=color, alpha=0.28, edgecolor=color))
+
+    hbm_text = f"HBM, off the chip: {m['hbm']}\nweights, KV cache, every tensor a kernel reads or writes"
+    l2_text = f"L2 cache: {m['l2']}, shared by all SMs, {m['l2_bw']}"
+    all_sms = (f"all {m['sms']} SMs together: {m['smem_all']} of shared memory at {m['smem_bw']},"
+               f" {m['regs_all']} of registers")
+    if small:  # one column, read from the top (near) to the bottom (far)
+        chip_y, chip_h = 2.05, 4.8
+        outline(0.05, chip_y, width - 0.1, chip_h)
+        ax.text(0.2, chip_y + chip_h - 0.12, f"the GPU chip: {m['sms']} SMs", va="top", fontsize=font)
+        sm_x, sm_y, sm_w, sm_h = 0.2, 4.55, width - 0.4, 1.85
+        outline(sm_x, sm_y, sm_w, sm_h, dashed=False)
+        ax.text(sm_x + 0.12, sm_y + sm_h - 0.08, "one SM (streaming multiprocessor)", va="top", fontsize=font)
+        rows = [("tensor cores: the arithmetic", PALETTE[2]), (f"registers: {m['regs']}, fastest", PALETTE[1]),
+                (f"shared memory (SRAM): {m['smem']}", PALETTE[0])]
+        for i, (text, color) in enumerate(rows):
+            box(sm_x + 0.12, sm_y + 1.12 - i * 0.47, sm_w - 0.24, 0.38, text, color, ha="left")
+        for i, label in enumerate(("SM 2", "SM 3")):
+            small_sm(0.2 + i * 1.0, 3.5, 0.85, 0.9, label)
+        ax.text(2.35, 3.95, "…", ha="center", va="center", fontsize=font + 2)
+        small_sm(2.75, 3.5, 1.35, 0.9, f"SM {m['sms']}")
+        ax.text(0.2, 3.38, wrap(all_sms, 40), va="top", fontsize=font, linespacing=1.25)
+        box(0.2, 2.2, width - 0.4, 0.5, wrap(l2_text, 36), PALETTE[3])
+        ax.add_patch(FancyArrowPatch((width / 2, chip_y - 0.05), (width / 2, 1.33), arrowstyle="<|-|>",
+                                     mutation_scale=12, color=INK, linewidth=1.2))
+        ax.text(width / 2 + 0.15, 1.68, m["hbm_bw"], va="center", fontsize=font)
+        box(0.05, 0.05, width - 0.1, 1.22, "\n".join(wrap(line, 36) for line in hbm_text.split("\n")), PALETTE[4])
+        return fig
+
+    chip_y, chip_h = 1.25, 3.2
+    outline(0.05, chip_y, width - 0.1, chip_h)
+    ax.text(0.2, chip_y + chip_h - 0.1, f"the GPU chip: {m['sms']} SMs (streaming multiprocessors)", va="top",
+            fontsize=font)
+    ax.text(width - 0.2, chip_y + chip_h - 0.1, "nearer the tensor cores: faster ↑", va="top", ha="right",
+            fontsize=font)
+    sm_x, sm_y, sm_w, sm_h = 0.2, 2.35, 3.3, 1.7
+    outline(sm_x, sm_y, sm_w, sm_h, dashed=False)
+    ax.text(sm_x + 0.12, sm_y + sm_h - 0.08, "one SM", va="top", fontsize=font)
+    rows = [("tensor cores: the arithmetic", PALETTE[2]), (f"registers: {m['regs']}, the fastest", PALETTE[1]),
+            (f"shared memory (SRAM): {m['smem']}", PALETTE[0])]
+    for i, (text, color) in enumerate(rows):
+        box(sm_x + 0.12, sm_y + 1.0 - i * 0.43, sm_w - 0.24, 0.34, text, color, ha="left")
+    for i, label in enumerate(("SM 2", "SM 3")):
+        small_sm(3.7 + i * 0.9, 2.35, 0.78, 1.7, label)
+    ax.text(5.75, 3.2, "…", ha="center", va="center", fontsize=font + 4)
+    small_sm(6.05, 2.35, 0.95, 1.7, f"SM {m['sms']}")
+    ax.text(0.2, 2.13, all_sms, va="center", fontsize=font)
+    box(0.2, 1.4, width - 0.4, 0.45, l2_text, PALETTE[3])
+    ax.add_patch(FancyArrowPatch((width / 2, chip_y - 0.03), (width / 2, 0.92), arrowstyle="<|-|>",
+                                 mutation_scale=12, color=INK, linewidth=1.2))
+    ax.text(width / 2 + 0.15, 1.08, m["hbm_bw"], va="center", fontsize=font)
+    box(0.05, 0.05, width - 0.1, 0.82, hbm_text, PALETTE[4])
+    return fig
+
+
+# --------------------------------------------------------------------------- attention's third roof
+ROOFS_GPUS = ("H100-SXM", "B200")
+ROOFS_DIMS = (32, 48, 64, 96, 128, 192, 256)
+
+
+def _roofs_alt() -> str:
+    from ... import hardware, roofline
+
+    parts = []
+    for key in ROOFS_GPUS:
+        g = hardware.get_gpu(key)
+        parts.append(f"{g.name}: the exponential takes {1e12 / g.exp_rate():.3g} ps per score, the matmuls "
+                     f"{4 * 128 / g.peak_flops('fp16') * 1e12:.3g} ps at d = 128; the lines cross at "
+                     f"d = {roofline.exponential_crossover_head_dim(g):.3g}")
+    return ("Time per attention score in FP16 against the head dimension d (32 to 256), for two GPUs. The matmuls' "
+            "time, 4d operations per score at the tensor-core peak, rises with d; the exponential's time, one per "
+            "score on the special-function units, is flat. " + "; ".join(parts) + ". Below its crossing the "
+            "exponentials limit attention.")
+
+
+@figure("attention_roofs", alt=_roofs_alt())
+def attention_roofs_figure():
+    import matplotlib.pyplot as plt
+
+    from ... import hardware, roofline
+
+    fig, ax = plt.subplots(figsize=size((6.4, 3.4), 3.9))
+    d = np.geomspace(ROOFS_DIMS[0], ROOFS_DIMS[-1], 64)
+    for i, key in enumerate(ROOFS_GPUS):
+        g = hardware.get_gpu(key)
+        color = PALETTE[i]
+        name = "H100" if key.startswith("H100") else "B200"
+        ax.plot(d, 4 * d / g.peak_flops("fp16") * 1e12, color=color, linewidth=2, label=f"{name} matmuls")
+        ax.plot(d, np.full_like(d, 1e12 / g.exp_rate()), color=color, linewidth=2, linestyle="--",
+                label=f"{name} exponential")
+        cross = roofline.exponential_crossover_head_dim(g)
+        ax.plot([cross], [1e12 / g.exp_rate()], "o", color=color)
+        ax.annotate(f"d = {cross:.3g}", (cross, 1e12 / g.exp_rate()), textcoords="offset points",
+                    xytext=(-62, 6) if i == 0 else (6, -15), fontsize=pt(9), color=color)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ROOFS_DIMS[::2] if phone() else ROOFS_DIMS, [str(x) for x in (ROOFS_DIMS[::2] if phone() else ROOFS_DIMS)])
+    ax.minorticks_off()
+    ax.set(xlabel="head dimension d", ylabel="picoseconds per score", ylim=(0, None))
+    ax.legend(loc="upper left", ncols=1 if phone() else 2, fontsize=pt(9))
+    fig.tight_layout()
     return fig

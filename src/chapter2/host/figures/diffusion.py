@@ -364,3 +364,119 @@ def attention_share_figure():
                ylabel="%" if stacked else "")
     fig.tight_layout()
     return fig
+
+
+# --------------------------------------------------------------------------- the whole pipeline, one request
+def pipeline_counts() -> dict[str, int]:
+    """What one guided request of `GUIDED_MODEL` runs at its defaults (`chapter2.diffusion`): the text encoder and
+    the VAE decoder once each, the denoiser twice in each of its steps."""
+    steps, passes, _ = guided_steps()
+    return {"steps": steps, "passes": passes, "text_encoder": 1, "vae_decode": 1}
+
+
+def _image_pipeline_alt() -> str:
+    c = pipeline_counts()
+    return (f"One image request, left to right. The prompt (and a negative or empty prompt) goes through the text "
+            f"encoder once, which turns it into embeddings. Generation starts from random noise in the latent "
+            f"space, a small grid of numbers. Then the denoising loop runs {c['steps']} times ({GUIDED_MODEL}'s "
+            f"default): in each step the denoiser looks at the latent twice, once with the prompt's embeddings and "
+            f"once without; the two predictions are mixed by the guidance scale, and the sampler turns the mix "
+            f"into a slightly cleaner latent for the next step. After the last step the VAE decoder turns the "
+            f"latent into pixels, once. {c['steps']} steps × 2 passes = {c['passes']} denoiser passes, against one "
+            f"text-encoder pass and one VAE decode: the denoiser is where the time goes.")
+
+
+@figure("image_pipeline", alt=_image_pipeline_alt())
+def image_pipeline_figure():
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    from ._style import INK, PALETTE, phone
+
+    c = pipeline_counts()
+    small = phone()
+    width, height = (4.3, 7.6) if small else (7.2, 3.8)
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_axis_off()
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    font = 12 if small else 9.5
+    image = _scene(24)  # 24 x 24 pixels: the hero is fetched at once, so its pictures stay small (9 kB, not 25)
+    noise = np.clip(np.random.default_rng(0).standard_normal(image.shape) * 0.35 + 0.5, 0, 1)
+    half = np.clip(0.5 * image + 0.5 * noise, 0, 1)
+
+    def box(x, y, w, h, text, color, *, size=font, weight="normal"):
+        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.06", facecolor=color,
+                                    alpha=0.3, edgecolor=color, linewidth=1.0))
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size, fontweight=weight,
+                linespacing=1.2)
+
+    def arrow(a, b, *, style="-|>", rad=0.0, text=None, at=0.5, offset=(0.05, 0.0), ha="left"):
+        ax.add_patch(FancyArrowPatch(a, b, arrowstyle=style, mutation_scale=10, color=INK, linewidth=0.9,
+                                     connectionstyle=f"arc3,rad={rad}"))
+        if text:
+            ax.text(a[0] + (b[0] - a[0]) * at + offset[0], a[1] + (b[1] - a[1]) * at + offset[1], text,
+                    fontsize=font, va="center", ha=ha)
+
+    def picture(img, x, y, side, label):
+        ax.imshow(img, extent=(x, x + side, y, y + side), interpolation="nearest", zorder=2)
+        ax.text(x + side / 2, y - 0.05, label, ha="center", va="top", fontsize=font)
+
+    def loop_frame(x, y, w, h, *, left=False):
+        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.12", facecolor="none",
+                                    edgecolor=INK, linewidth=1.0, linestyle="--"))
+        ax.text(x + 0.12 if left else x + w - 0.12, y + h - 0.1,
+                f"denoising loop: {c['steps']} steps,\n2 denoiser passes each", va="top",
+                ha="left" if left else "right", fontsize=font, fontweight="bold", linespacing=1.2)
+
+    enc, den, mix, sam, vae = PALETTE[3], PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[4]
+    if small:  # one column, read downwards
+        box(0.15, 6.85, 4.0, 0.6, '"a red fox in the snow"\n(and a negative prompt)', PALETTE[5])
+        box(0.15, 5.95, 4.0, 0.55, "text encoder: once", enc)
+        arrow((2.15, 6.83), (2.15, 6.52))
+        loop_frame(0.05, 1.9, 4.2, 3.75, left=True)
+        picture(half, 0.2, 3.9, 0.85, "latent:\nnoise at first")
+        box(1.4, 4.45, 2.7, 0.45, "denoiser, with the prompt", den)
+        box(1.4, 3.85, 2.7, 0.45, "denoiser, without it", den)
+        arrow((3.6, 5.93), (3.6, 4.92))
+        ax.text(3.5, 5.8, "embeddings", ha="right", va="center", fontsize=font)
+        arrow((1.08, 4.5), (1.38, 4.67))
+        arrow((1.08, 4.2), (1.38, 4.07))
+        box(1.4, 3.1, 2.7, 0.45, "mix: guidance", mix)
+        arrow((2.75, 3.83), (2.75, 3.57))
+        box(1.4, 2.3, 2.7, 0.55, "sampler: a slightly\ncleaner latent", sam)
+        arrow((2.75, 3.08), (2.75, 2.87))
+        arrow((1.38, 2.57), (0.62, 3.28), rad=-0.3)
+        ax.text(0.2, 2.3, "next step", va="center", fontsize=font)
+        box(0.15, 1.05, 4.0, 0.5, "VAE decoder: once", vae)
+        arrow((2.15, 1.88), (2.15, 1.57))
+        picture(image, 1.75, 0.12, 0.8, "")
+        ax.text(2.7, 0.52, "the image", va="center", fontsize=font)
+        arrow((2.15, 1.03), (2.15, 0.94))
+        return fig
+
+    box(0.1, 3.05, 1.9, 0.6, '"a red fox in the snow"\n(and a negative prompt)', PALETTE[5], size=font - 0.5)
+    box(2.45, 3.1, 1.55, 0.5, "text encoder: once", enc)
+    arrow((2.02, 3.35), (2.43, 3.35))
+    picture(noise, 0.3, 0.75, 0.75, "random noise")
+    loop_frame(1.3, 0.1, 4.55, 2.65)
+    picture(half, 1.45, 1.05, 0.75, "latent")
+    arrow((1.07, 1.12), (1.43, 1.35))
+    box(2.45, 1.55, 2.0, 0.4, "denoiser, with the prompt", den)
+    box(2.45, 1.0, 2.0, 0.4, "denoiser, without it", den)
+    arrow((3.35, 3.08), (3.35, 1.97), text="embeddings", at=0.2)
+    arrow((2.22, 1.55), (2.43, 1.74))
+    arrow((2.22, 1.3), (2.43, 1.2))
+    box(4.7, 1.15, 0.95, 0.6, "mix:\nguidance", mix)
+    arrow((4.47, 1.75), (4.68, 1.6))
+    arrow((4.47, 1.2), (4.68, 1.3))
+    box(2.45, 0.25, 3.2, 0.45, "sampler: a slightly cleaner latent", sam)
+    arrow((5.17, 1.13), (5.17, 0.72))
+    arrow((2.43, 0.47), (1.75, 0.83), rad=-0.3)
+    ax.text(1.45, 0.4, "next\nstep", fontsize=font, va="center")
+    box(6.05, 2.15, 1.05, 0.55, "VAE decoder:\nonce", vae)
+    arrow((5.87, 1.45), (6.2, 2.13), rad=0.25)
+    picture(image, 6.2, 0.75, 0.8, "the image")
+    arrow((6.6, 2.13), (6.6, 1.57))
+    return fig

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import moe
+from ...models import MIXTRAL_8X7B, QWEN3_235B_A22B
 from . import figure
 from ._style import PALETTE, legend_below, phone, pt, size, wrap
 
@@ -16,7 +17,7 @@ def moe_coverage_figure():
     import matplotlib.pyplot as plt
 
     batch = np.unique(np.round(np.logspace(0, 12, 97, base=2))).astype(int)  # 1 .. 4096 tokens
-    qwen, mixtral = moe.QWEN3_235B_A22B, moe.MIXTRAL_8X7B
+    qwen, mixtral = QWEN3_235B_A22B, MIXTRAL_8X7B
     fig, ax = plt.subplots(figsize=size((6.8, 3.9), 3.0))
     for spec, color in ((qwen, PALETTE[0]), (mixtral, PALETTE[2])):
         share = [100 * moe.expected_experts_touched(spec.n_experts, spec.k, t) / spec.n_experts for t in batch]
