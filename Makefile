@@ -93,7 +93,7 @@ lint-workflows:
 # 10 s wall. The goal is 12 minutes: not reached yet. The run ends with its 40 slowest tests and set-ups, with
 # their times (what the next speed-up works from).
 test: lint
-	$(PYTEST) -q -n $(WORKERS) --durations=40
+	$(PYTEST) -q -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=40
 
 # the edit-test loop: everything but the browser and the slow tests: no site build, and no oracle (transformers,
 # diffusers, FlopCounterMode), figure or benchmark test (tests/conftest.py marks them; make test runs them). A run of

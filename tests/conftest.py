@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import functools
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -116,33 +117,136 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.figure)
         if item.get_closest_marker("slow") is None and any(item.get_closest_marker(r) for r in REASONS):
             item.add_marker(pytest.mark.slow)
+    # make test runs with --dist loadgroup: a slow test that shares a module- or class-scoped fixture (a page
+    # audit, a CDN-mode build) goes to one worker with the rest of its module, so the fixture is computed once in
+    # the run and not once per worker. Fast tests stay one by one (their node ids stay plain: _fast_coverage).
+    groups = {}
+    for item in items:
+        if not _fast_coverage.is_fast(item) and _shares_a_fixture(item):
+            groups[item.nodeid] = item.path.relative_to(ROOT).as_posix()
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    _record_groups(config, groups)
     # The fast tests first (stable: each group keeps its order): make test reports their failures within a
     # minute, and every worker runs its fast tests before a slow test can warm a cache they would have missed,
-    # so which modules the fast tests run does not depend on scheduling (tests/_fast_coverage.py).
-    items.sort(key=lambda item: not _fast_coverage.is_fast(item))
+    # so which modules the fast tests run does not depend on scheduling (tests/_fast_coverage.py). Then the slow
+    # tests that need no site, which keep both workers busy while the site builds (pytest_collection_finish).
+    items.sort(key=lambda item: (not _fast_coverage.is_fast(item), _needs_site(item)))
     config.pluginmanager.get_plugin("c2-fast-coverage").collected(items)
+
+
+def _groups_file(config) -> Path:
+    base = config._tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "xdist-groups.json"
+
+
+def _record_groups(config, groups: dict) -> None:
+    """A worker writes {node id: group} where the controller's scheduler reads it. (xdist 3.8's loadgroup puts the
+    group in the node id through `item._nodeid`, which pytest 9.2 no longer reads: its scheduler never sees a group.)"""
+    if os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "loadgroup", False):  # (a worker's dist is "no")
+        path = _groups_file(config)
+        tmp = path.with_suffix(f".{os.environ['PYTEST_XDIST_WORKER']}")
+        tmp.write_text(json.dumps(groups))
+        os.replace(tmp, path)  # every worker collects the same tests and writes the same map
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadgroup, with the groups the workers recorded (_record_groups): a group's tests go to one worker,
+    every other test is scheduled on its own, in collection order (make test passes --no-loadscope-reorder)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class RecordedGroups(LoadGroupScheduling):
+        def schedule(self):
+            if self.collection is None:  # the first call: every worker has collected (and written the map)
+                path = _groups_file(self.config)
+                self.groups = json.loads(path.read_text()) if path.exists() else {}
+            super().schedule()
+
+        def _split_scope(self, nodeid):
+            group = getattr(self, "groups", {}).get(nodeid)
+            return group if group is not None else super()._split_scope(nodeid)
+
+    return RecordedGroups(config, log)
+
+
+def _needs_site(item) -> bool:
+    return "site_dir" in getattr(item, "fixturenames", ())
+
+
+def _shares_a_fixture(item) -> bool:
+    """True if the test uses a fixture computed once per module or class (on each worker that runs one of them)."""
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).values()
+    return any(d.scope in ("module", "class", "package") for ds in defs for d in ds)
 
 
 def pytest_configure(config):
     config.pluginmanager.register(_fast_coverage.FastCoverage(config), "c2-fast-coverage")
 
 
+def _site_paths(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(the site, its lock, the file that says it is built), shared by the workers of one run."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return shared / "site", shared / "site.lock", shared / "site.built"
+
+
+def _build_site(out: Path, done: Path) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    if proc.returncode == 0:
+        done.write_text("ok\n")
+    return proc
+
+
+_BACKGROUND: list[threading.Thread] = []
+
+
+def pytest_collection_finish(session):
+    """Under pytest-xdist, the first worker whose tests (after -m/-k) need the site starts building it at once, in
+    a thread that holds the site's lock: the build runs while the workers run the fast tests and the slow tests
+    that need no site, and `site_dir` waits on the lock. (A failed build is left to `site_dir`, which builds
+    again and reports it.)"""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("CHAPTER2_SITE_DIR"):
+        return
+    if not any(_needs_site(item) for item in session.items):
+        return
+    out, lock_path, done = _site_paths(session.config._tmp_path_factory)
+    try:  # one background build per run, started by whichever worker gets here first
+        os.close(os.open(lock_path.with_suffix(".started"), os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return
+    lock = open(lock_path, "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # taken here, before any test of this worker can ask for the site
+
+    def build():
+        with lock:
+            if not done.exists():
+                _build_site(out, done)
+
+    _BACKGROUND.append(threading.Thread(target=build, name="c2-site-build", daemon=True))
+    _BACKGROUND[-1].start()
+
+
+def pytest_unconfigure(config):
+    for thread in _BACKGROUND:  # a worker whose build is on its way waits for it: no half-written site is left
+        thread.join()
+
+
 @pytest.fixture(scope="session")
 def site_dir(tmp_path_factory) -> Path:
-    """The site, built once per test run: under pytest-xdist the workers share one build (a file lock)."""
+    """The site, built once per test run: under pytest-xdist the workers share one build (a file lock), started
+    in the background as soon as a worker has collected a test that needs it (pytest_collection_finish)."""
     given = os.environ.get("CHAPTER2_SITE_DIR")
     if given:
         return Path(given)
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    out, done = shared / "site", shared / "site.built"
-    with open(shared / "site.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker builds; the others wait, then reuse it
+    out, lock_path, done = _site_paths(tmp_path_factory)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a build on its way holds it; the others wait, then reuse the site
         if not done.exists():
-            proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-                                  cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+            proc = _build_site(out, done)
             assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
-            done.write_text("ok\n")
     return out
 
 
