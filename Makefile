@@ -91,7 +91,12 @@ lint-workflows:
 # 2,977 tests, the whole run 1,165 s wall (598 s user + 104 s sys). Again at dc33514, the lead writing notes
 # meanwhile (load from the run itself): pytest 916 s (15 min 16 s) for 3,022 tests, the whole run about 16 min
 # 10 s wall. The goal is 12 minutes: not reached yet. The run ends with its 40 slowest tests and set-ups, with
-# their times (what the next speed-up works from).
+# their times (what the next speed-up works from). --dist loadgroup with the scheduler of tests/conftest.py keeps a
+# module that shares a page audit or an extra site build on one worker (computed once, not once per worker), and the
+# site builds in the background from the start: on this machine, quiet, 2026-12-02, pytest went from 1,602 s
+# (c6f0315) to 1,492 s (6c1e87e), 3,023 tests. Both cores stay about 95 % busy (vmstat) and most of that is
+# Chromium: a section page's load costs it 2 to 3 CPU seconds, a Pyodide start 4.4 (measured here), so the rest of
+# the way to 12 minutes is fewer page loads, not more parallelism.
 test: lint
 	$(PYTEST) -q -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=40
 
