@@ -382,15 +382,17 @@ def test_the_h100_clock_is_the_one_its_whitepaper_peak_implies():
     assert h100.exponentials.clock_hz == pytest.approx(989.4e12 / (132 * 4096), rel=1e-3)
 
 
-def test_the_amd_peaks_cite_amd():
+def test_the_amd_peaks_and_the_gh200_memory_cite_their_vendor():
     """issue 32 item 5 (primary sources): the MI325X's memory, bandwidth and dense peaks are AMD's CDNA 3 white paper's
     endnotes (MI325-001A: 256 GB, 6 TB/s; MI325-019: 1,307.4 FP16/BF16, 2,614.9 FP8); the MI355X's dense peaks are
-    AMD's ROCm blog table (Matrix FP16 2.5 PF, FP8 5 PF, FP4 10 PF), whose rounding the catalog's values meet."""
+    AMD's ROCm blog table (Matrix FP16 2.5 PF, FP8 5 PF, FP4 10 PF), whose rounding the catalog's values meet.
+    The GH200's 96 GB is NVIDIA's Grace Hopper post's."""
     from chapter2.hardware import GPUS as CATALOG
 
     mi325, mi355 = CATALOG["MI325X"], CATALOG["MI355X"]
     for figure in ("memory", "bandwidth", "dense_fp16", "dense_bf16", "dense_fp8"):
         assert mi325.sources[figure].startswith("https://www.amd.com/"), figure
+    assert CATALOG["GH200"].sources["memory"].startswith("https://developer.nvidia.com/")  # 96 GB of HBM3
     for figure, pflops in (("dense_fp16", 2.5), ("dense_bf16", 2.5), ("dense_fp8", 5), ("dense_fp4", 10)):
         assert mi355.sources[figure].startswith("https://rocm.blogs.amd.com/"), figure
         assert round(mi355.tflops(figure.removeprefix("dense_")) / 1000, 1 if pflops < 5 else 0) == pflops, figure
