@@ -219,13 +219,21 @@ def _bench():
     return module
 
 
-def test_katex_files_are_cached_across_pages_and_a_page_fetches_only_the_faces_it_draws_with(browser, site_dir):
+@pytest.fixture(scope="module")
+def warm_weights(browser, site_dir):
+    """Every section page weighed warm, as a reader's second page (each page in a browser context of its own, so
+    one page's figures do not depend on which others are weighed): shared by the two tests below."""
+    return _bench().weigh(browser, site_dir, _bench().section_pages(), warm=True)
+
+
+def test_katex_files_are_cached_across_pages_and_a_page_fetches_only_the_faces_it_draws_with(browser, site_dir,
+                                                                                             warm_weights):
     """A reader's second page takes KaTeX's stylesheet from the cache when the page before it had equations,
     and fetches only woff2 faces its equations draw with that the page before did not (@font-face is lazy)."""
     bench = _bench()
     pages = [p for p in bench.section_pages() if p != "neural-networks"]  # the first after the home page
     assert pages
-    cold, warm = bench.weigh(browser, site_dir, pages, warm=False), bench.weigh(browser, site_dir, pages, warm=True)
+    cold, warm = bench.weigh(browser, site_dir, pages, warm=False), warm_weights
     faces = len(re.findall(r"@font-face", (site_dir / "assets/vendor/katex/katex.min.css").read_text()))
     for name in pages:
         assert "assets/vendor/katex/katex.min.css" in cold[name]["sent"], name
@@ -235,7 +243,7 @@ def test_katex_files_are_cached_across_pages_and_a_page_fetches_only_the_faces_i
     assert any(len(warm[n]["fonts"]) < len(cold[n]["fonts"]) for n in pages)  # the page before drew with some of them
 
 
-def test_section_pages_weigh_at_most_15_percent_more_than_the_budgets_anchor(browser, site_dir):
+def test_section_pages_weigh_at_most_15_percent_more_than_the_budgets_anchor(warm_weights):
     """The page-weight budget, measured as the equations issue asks: warm, as a reader's second page
     (scripts/bench_math_weight.py: after the page before it in the chapter's order, bytes transferred), against
     the same measure recorded in scripts/page_weight_budget.json. Typeset math, live charts, prebuilt stepper
@@ -244,7 +252,8 @@ def test_section_pages_weigh_at_most_15_percent_more_than_the_budgets_anchor(bro
     pages = bench.section_pages()
     anchor = json.loads(bench.AT_BUDGET.read_text())["warm"]
     assert set(pages) == set(anchor), "a new section page needs a recorded weight (bench_math_weight.py --record)"
-    growth = bench.over_budget(bench.weigh(browser, site_dir, pages, warm=True))
+    assert set(warm_weights) == set(pages)
+    growth = bench.over_budget(warm_weights)
     assert all(g <= bench.BUDGET for g in growth.values()), {k: f"{v:+.1%}" for k, v in growth.items()}
 
 
