@@ -53,11 +53,14 @@ EQUATIONS_JS = """() => {
 }"""
 
 
-def _check(page, path: str) -> dict:
+def _measure(page) -> dict:
     page.wait_for_load_state("networkidle")
     page.evaluate("() => document.fonts.ready")
     wait_scrollables_checked(page)  # a11y.js has marked the boxes that scroll
-    info = page.evaluate(EQUATIONS_JS)
+    return page.evaluate(EQUATIONS_JS)
+
+
+def _check(info: dict, path: str) -> dict:
     assert info["count"] > 0 and info["typeset"] == info["count"], (path, info["count"], info["typeset"])
     assert not info["rawTex"], f"{path}: raw TeX on the page"
     assert all(info["fonts"]), f"{path}: KaTeX fonts not loaded from the site: {info['fonts']}"
@@ -67,48 +70,105 @@ def _check(page, path: str) -> dict:
     return info
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_equations_are_typeset_in_the_sites_fonts_and_readable(browser, site_url, site_dir, scheme):
+VIEWS = {"phone": {"viewport": PHONE, "is_mobile": True, "has_touch": True},
+         "desktop": {"viewport": {"width": 1280, "height": 900}}}
+
+
+def _table_pages(site_dir: Path) -> list[str]:
+    return [p for p in _reading_pages(site_dir) if "<table" in (site_dir / p / "index.html").read_text()]
+
+
+def _drawn_fonts(context, page) -> tuple[int, dict]:
+    """(typeset elements, {font family: glyphs}) for the page's equations, as Chromium drew them
+    (CSS.getPlatformFontsForNode)."""
+    cdp = context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector":
+                     ".arithmatex .katex, .arithmatex .katex *:not(.katex-mathml, .katex-mathml *)"})["nodeIds"]
+    drawn = {}
+    for node in nodes:
+        for font in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]:
+            drawn[font["familyName"]] = drawn.get(font["familyName"], 0) + font["glyphCount"]
+    cdp.detach()
+    return len(nodes), drawn
+
+
+def _roles(context, page) -> dict:
+    """What a screen reader is given for the page's tables, beside the tables in the DOM."""
+    cdp = context.new_cdp_session(page)
+    roles = [n.get("role", {}).get("value") for n in cdp.send("Accessibility.getFullAXTree")["nodes"] if not n.get("ignored")]
+    cdp.detach()
+    dom = page.evaluate("""() => [...document.querySelectorAll('article table')].map(t =>
+        [t.querySelectorAll('tbody td').length, t.querySelectorAll('thead th').length])""")
+    return {"roles": roles, "dom": dom}
+
+
+@pytest.fixture(scope="module", params=["light", "dark"])
+def visits(request, browser, site_url, site_dir):
+    """Every page with equations or a table, loaded once per view (a 375 px phone, a 1280 px laptop) in one colour
+    scheme, and measured as the tests below read it (a page load costs Chromium 2 to 3 CPU seconds: one load serves
+    all of them). In order, on the page as loaded: the equations (EQUATIONS_JS), on the laptop in the light scheme the
+    fonts that drew them, then the tables (STACKED_JS, which opens the closed notes) and on the phone the
+    accessibility tree. {view: {"pages": {path: {...}}, "fonts": [(url, status)], "blocked": [...]}}."""
+    scheme, math, tables = request.param, _math_pages(site_dir), _table_pages(site_dir)
+    out = {"scheme": scheme}
+    for view, options in VIEWS.items():
+        with local_only_context(browser, color_scheme=scheme, **options) as context:
+            fonts, pages = [], {}
+            context.on("response", lambda r, fonts=fonts: r.url.endswith((".woff2", ".woff", ".ttf"))
+                       and fonts.append((r.url, r.status)))
+            for path in sorted(set(math) | set(tables)):
+                page = context.new_page()
+                page.goto(site_url + path)
+                page.wait_for_load_state("networkidle")
+                pages[path] = got = {}
+                if path in math:
+                    got["equations"] = _measure(page)
+                    if view == "desktop" and scheme == "light":
+                        got["drawn"] = _drawn_fonts(context, page)
+                if path in tables:
+                    got["tables"] = page.evaluate(STACKED_JS)
+                    if view == "phone":
+                        got.update(_roles(context, page))
+                page.close()
+            out[view] = {"pages": pages, "fonts": fonts, "blocked": list(context.blocked)}
+    return out
+
+
+def test_equations_are_typeset_in_the_sites_fonts_and_readable(visits, site_url, site_dir):
     pages = _math_pages(site_dir)
     assert {"neural-networks/", "llm-inference/", "image-generation/", "bottlenecks/", "attention/"} <= set(pages)
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}, color_scheme=scheme) as context:
-        fonts = []
-        context.on("response", lambda r: r.url.endswith((".woff2", ".woff", ".ttf")) and fonts.append((r.url, r.status)))
-        for path in pages:
-            page = context.new_page()
-            page.goto(site_url + path)
-            info = _check(page, path)
-            for block in info["blocks"]:
-                assert not block["vertical"], f"{path}: an equation scrolls vertically"
-                assert (block["tabindex"] == "0") == block["scrolls"], f"{path}: {block}"
-                # on a laptop every equation fits the column: notes go under a line, not beside it
-                assert not block["scrolls"], f"{path}: an equation is wider than the column at 1280 px: {block}"
-            page.close()
-        assert fonts and all(url.startswith(site_url) and url.endswith(".woff2") and status == 200 for url, status in fonts), fonts
-        assert not context.blocked, context.blocked
+    desktop = visits["desktop"]
+    for path in pages:
+        info = _check(desktop["pages"][path]["equations"], path)
+        for block in info["blocks"]:
+            assert not block["vertical"], f"{path}: an equation scrolls vertically"
+            assert (block["tabindex"] == "0") == block["scrolls"], f"{path}: {block}"
+            # on a laptop every equation fits the column: notes go under a line, not beside it
+            assert not block["scrolls"], f"{path}: an equation is wider than the column at 1280 px: {block}"
+    fonts = desktop["fonts"]
+    assert fonts and all(url.startswith(site_url) and url.endswith(".woff2") and status == 200 for url, status in fonts), fonts
+    assert not desktop["blocked"], desktop["blocked"]
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_equations_fit_the_column_on_a_phone(browser, site_url, site_dir, scheme):
+def test_equations_fit_the_column_on_a_phone(visits, site_dir):
     """At 375 px every equation fits its column, in both colour schemes: long ones are split over aligned
     lines and notes stand under a line or in the prose after it, so none scrolls sideways (a11y.js would
     make one that did focusable; none is)."""
-    with local_only_context(browser, viewport=PHONE, is_mobile=True, has_touch=True, color_scheme=scheme) as context:
-        blocks = 0
-        for path in _math_pages(site_dir):
-            page = context.new_page()
-            page.goto(site_url + path)
-            info = _check(page, path)
-            assert info["pageWidth"] <= PHONE["width"], f"{path}: page is {info['pageWidth']} px wide"
-            for block in info["blocks"]:
-                assert block["left"] >= -0.5 and block["right"] <= PHONE["width"] + 0.5, f"{path}: {block}"
-                assert (block["tabindex"] == "0") == block["scrolls"], f"{path}: {block}"
-                assert not block["vertical"], f"{path}: an equation scrolls vertically"
-                assert not block["scrolls"], f"{path}: an equation is wider than a 375 px phone's column: {block}"
-                blocks += 1
-            page.close()
-        assert blocks >= 25  # every display equation of the chapter (27 today), not a few
-        assert not context.blocked, context.blocked
+    phone, blocks = visits["phone"], 0
+    for path in _math_pages(site_dir):
+        info = _check(phone["pages"][path]["equations"], path)
+        assert info["pageWidth"] <= PHONE["width"], f"{path}: page is {info['pageWidth']} px wide"
+        for block in info["blocks"]:
+            assert block["left"] >= -0.5 and block["right"] <= PHONE["width"] + 0.5, f"{path}: {block}"
+            assert (block["tabindex"] == "0") == block["scrolls"], f"{path}: {block}"
+            assert not block["vertical"], f"{path}: an equation scrolls vertically"
+            assert not block["scrolls"], f"{path}: an equation is wider than a 375 px phone's column: {block}"
+            blocks += 1
+    assert blocks >= 25  # every display equation of the chapter (27 today), not a few
+    assert not phone["blocked"], phone["blocked"]
 
 
 SIDEWAYS_JS = """(tables) => {
@@ -184,31 +244,16 @@ def test_equations_need_no_javascript(browser, site_url, site_dir):
         page.close()
 
 
-def test_every_character_of_an_equation_is_drawn_from_a_katex_font(browser, site_url, site_dir):
+@pytest.mark.parametrize("visits", ["light"], indirect=True)  # which font draws a glyph does not depend on the scheme
+def test_every_character_of_an_equation_is_drawn_from_a_katex_font(visits, site_dir):
     """A glyph KaTeX's fonts lack, or a face the stylesheet fails to declare, would be drawn from a system
     font. Chromium says which fonts drew each element's text (CSS.getPlatformFontsForNode)."""
     checked = 0
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
-        for path in _math_pages(site_dir):
-            page = context.new_page()
-            page.goto(site_url + path)
-            page.wait_for_load_state("networkidle")
-            page.evaluate("() => document.fonts.ready")
-            cdp = context.new_cdp_session(page)
-            cdp.send("DOM.enable")
-            cdp.send("CSS.enable")
-            root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
-            nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector":
-                             ".arithmatex .katex, .arithmatex .katex *:not(.katex-mathml, .katex-mathml *)"})["nodeIds"]
-            drawn = {}
-            for node in nodes:
-                for font in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]:
-                    drawn[font["familyName"]] = drawn.get(font["familyName"], 0) + font["glyphCount"]
-            assert nodes and drawn, (path, len(nodes), drawn)
-            assert all(family.startswith("KaTeX_") for family in drawn), f"{path}: glyphs from {drawn}"
-            checked += len(nodes)
-            page.close()
-        assert not context.blocked, context.blocked
+    for path in _math_pages(site_dir):
+        nodes, drawn = visits["desktop"]["pages"][path]["drawn"]
+        assert nodes and drawn, (path, nodes, drawn)
+        assert all(family.startswith("KaTeX_") for family in drawn), f"{path}: glyphs from {drawn}"
+        checked += nodes
     assert checked > 500  # every page's typeset elements, not a few
 
 
@@ -277,43 +322,34 @@ STACKED_JS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_a_wide_table_reads_row_by_row_on_a_phone_and_stays_a_table(browser, site_url, site_dir, scheme):
+def test_a_wide_table_reads_row_by_row_on_a_phone_and_stays_a_table(visits, site_dir):
     """At 375 px a table of three or more columns shows each row as lines of "column name  value", the names in
     a colour that reads on the page in both schemes; the browser still exposes a table (table, rows, cells,
     column headers) to a screen reader; at 1280 px it is laid out as a table."""
-    pages = [p for p in _reading_pages(site_dir) if "<table" in (site_dir / p / "index.html").read_text()]
+    pages = _table_pages(site_dir)
     stacked = 0
-    for viewport in (PHONE, {"width": 1280, "height": 900}):
-        phone = viewport is PHONE
-        with local_only_context(browser, viewport=viewport, is_mobile=phone, color_scheme=scheme) as context:
-            for path in pages:
-                page = context.new_page()
-                page.goto(site_url + path)
-                page.wait_for_load_state("networkidle")
-                for table in page.evaluate(STACKED_JS):
-                    assert table["stacked"] == (table["columns"] >= 3), (path, table["columns"])
-                    if not table["stacked"]:
-                        continue
-                    stacked += phone
-                    for cell in table["cells"]:
-                        if phone:
-                            assert cell["shown"] == json.dumps(cell["head"], ensure_ascii=False), (path, cell)  # the column's name, quoted
-                            assert cell["display"] != "table-cell" and cell["contrast"] >= 4.5, (path, cell)
-                        else:
-                            assert cell["display"] == "table-cell", (path, cell)
-                    if phone:  # its header row visually hidden, every line inside the screen
-                        assert not table["headVisible"] and table["right"] <= viewport["width"] + 0.5, (path, table["columns"])
+    for view in ("phone", "desktop"):
+        phone = view == "phone"
+        for path in pages:
+            got = visits[view]["pages"][path]
+            for table in got["tables"]:
+                assert table["stacked"] == (table["columns"] >= 3), (path, table["columns"])
+                if not table["stacked"]:
+                    continue
+                stacked += phone
+                for cell in table["cells"]:
+                    if phone:
+                        assert cell["shown"] == json.dumps(cell["head"], ensure_ascii=False), (path, cell)  # the column's name, quoted
+                        assert cell["display"] != "table-cell" and cell["contrast"] >= 4.5, (path, cell)
                     else:
-                        assert table["headVisible"], (path, table["columns"])
-                if phone:  # what a screen reader is given: the same table as on a desktop
-                    cdp = context.new_cdp_session(page)
-                    roles = [n.get("role", {}).get("value") for n in cdp.send("Accessibility.getFullAXTree")["nodes"]
-                             if not n.get("ignored")]
-                    dom = page.evaluate("""() => [...document.querySelectorAll('article table')].map(t =>
-                        [t.querySelectorAll('tbody td').length, t.querySelectorAll('thead th').length])""")
-                    assert roles.count("table") == len(dom), (path, roles.count("table"), len(dom))
-                    assert roles.count("cell") >= sum(td for td, _ in dom) and roles.count("columnheader") >= sum(th for _, th in dom), path
-                page.close()
-            assert not context.blocked, context.blocked
+                        assert cell["display"] == "table-cell", (path, cell)
+                if phone:  # its header row visually hidden, every line inside the screen
+                    assert not table["headVisible"] and table["right"] <= PHONE["width"] + 0.5, (path, table["columns"])
+                else:
+                    assert table["headVisible"], (path, table["columns"])
+            if phone:  # what a screen reader is given: the same table as on a desktop
+                roles, dom = got["roles"], got["dom"]
+                assert roles.count("table") == len(dom), (path, roles.count("table"), len(dom))
+                assert roles.count("cell") >= sum(td for td, _ in dom) and roles.count("columnheader") >= sum(th for _, th in dom), path
+        assert not visits[view]["blocked"], visits[view]["blocked"]
     assert stacked >= 20  # the chapter's wide tables, not one
