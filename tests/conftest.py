@@ -134,9 +134,14 @@ def pytest_collection_modifyitems(config, items):
     config.pluginmanager.get_plugin("c2-fast-coverage").collected(items)
 
 
+def _run_dir(tmp_path_factory) -> Path:
+    """The temporary folder of the whole run: a worker's basetemp sits in the controller's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 def _groups_file(config) -> Path:
-    base = config._tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "xdist-groups.json"
+    return _run_dir(config._tmp_path_factory) / "xdist-groups.json"
 
 
 def _record_groups(config, groups: dict) -> None:
@@ -187,8 +192,7 @@ def pytest_configure(config):
 
 def _site_paths(tmp_path_factory) -> tuple[Path, Path, Path]:
     """(the site, its lock, the file that says it is built), shared by the workers of one run."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = _run_dir(tmp_path_factory)
     return shared / "site", shared / "site.lock", shared / "site.built"
 
 

@@ -54,7 +54,7 @@ EQUATIONS_JS = """() => {
 
 
 def _measure(page) -> dict:
-    page.wait_for_load_state("networkidle")
+    """EQUATIONS_JS on a loaded page (network idle), once its fonts are in and a11y.js has marked what scrolls."""
     page.evaluate("() => document.fonts.ready")
     wait_scrollables_checked(page)  # a11y.js has marked the boxes that scroll
     return page.evaluate(EQUATIONS_JS)
@@ -113,7 +113,7 @@ def visits(request, browser, site_url, site_dir):
     fonts that drew them, then the tables (STACKED_JS, which opens the closed notes) and on the phone the
     accessibility tree. {view: {"pages": {path: {...}}, "fonts": [(url, status)], "blocked": [...]}}."""
     scheme, math, tables = request.param, _math_pages(site_dir), _table_pages(site_dir)
-    out = {"scheme": scheme}
+    out = {}
     for view, options in VIEWS.items():
         with local_only_context(browser, color_scheme=scheme, **options) as context:
             fonts, pages = [], {}
