@@ -122,6 +122,11 @@ def test_gpu_ops_per_byte_table_has_one_row_per_gpu():
     a100 = next(line for line in lines if "A100" in line)
     assert "| n/a | n/a | [datasheet (PDF)](" in a100
     assert "[product page](https://www.nvidia.com/en-us/data-center/h100/)" in h100 and "[whitepaper](" in h100
+    # AMD's CDNA 3 white paper is named as one, and AMD's ROCm blog as a blog, not as a datasheet or a product page
+    mi325 = next(line for line in lines if "MI325X" in line)
+    assert "[whitepaper](https://www.amd.com/" in mi325 and "datasheet" not in mi325
+    mi355 = next(line for line in lines if "MI355X" in line)
+    assert "[AMD blog](https://rocm.blogs.amd.com/" in mi355 and "product page](https://rocm" not in mi355
 
 
 def test_b200_takes_bandwidth_and_flops_from_one_document():

@@ -117,15 +117,18 @@ def h100_ops_per_byte() -> Num:
 
 
 def _source_label(url: str) -> str:
-    """A short name for a source: a PDF is a datasheet, a whitepaper says so, NVIDIA's technical blog says so, a
-    vendor's other page is a product page, anything else is named by its site."""
-    if "whitepaper" in url:
+    """A short name for a source: a whitepaper says so (NVIDIA writes "whitepaper", AMD "white-paper"), another PDF
+    is a datasheet, NVIDIA's and AMD's technical blogs say so, a vendor's other page is a product page, anything
+    else is named by its site."""
+    if "whitepaper" in url or "white-paper" in url:
         return "whitepaper"
     if url.endswith(".pdf"):
         return "datasheet (PDF)"
     host = urlsplit(url).netloc
     if host == "developer.nvidia.com":
         return "NVIDIA blog"
+    if host == "rocm.blogs.amd.com":
+        return "AMD blog"
     if host.endswith(("nvidia.com", "amd.com")):
         return "product page"
     return host  # a third-party page (or a paper, a repository): named by its site
