@@ -307,13 +307,28 @@ def on_env(env, config, files):
     return env
 
 
+# Material's instant navigation pushes every popstate into its location$ and fetches the page of a location whose
+# path differs from the last one it saw. In a document it has not navigated yet it has seen none, so the first
+# popstate passes whatever its path: Chromium fires one for a click on the page's own anchor (a table-of-contents
+# entry) and for Back to the page's top, and Material fetched this very page and swapped it in (every calculator
+# built again from the address bar, an input typed a moment before lost, open blocks closed). This guard, in
+# <head> so that it listens before Material's bundle does (listeners on window run in the order they were added),
+# keeps such a popstate from Material until Material has seen a location here (chapter2.navigated, runtime.js):
+# the browser scrolls to the anchor, and Back restores the offset, as on a site without instant navigation. What it
+# keeps from Material it keeps from every popstate listener added after it, so it fires chapter2:popstate on window
+# instead (share.js listens). It is an inline script, allowed by its hash (csp.py).
+POPSTATE_GUARD = ("<script>(function(){var p=location.pathname;addEventListener('popstate',function(e){"
+                  "if(location.pathname!==p||(window.chapter2&&window.chapter2.navigated))return;"
+                  "e.stopImmediatePropagation();dispatchEvent(new Event('chapter2:popstate'))})})()</script>")
+
 RECALL_CSS, RECALL_JS = "assets/chapter2/recall.css", "assets/chapter2/recall.js"
 NOTEBOOKS_CSS = "assets/chapter2/notebooks.css"
 
 
 def on_post_page(output, page, config):
     """Per-page additions: typeset equations, the recall cards' and notebooks' assets and vendored mermaid
-    where they are used, and the Content-Security-Policy."""
+    where they are used, the popstate guard, and the Content-Security-Policy."""
+    output = output.replace("</head>", POPSTATE_GUARD + "\n</head>", 1)
     if _state.get("math", True) and 'class="arithmatex"' in output:
         try:
             output = _state["equations"].typeset(output, page.file.src_uri)

@@ -197,6 +197,43 @@ _IN_VIEW = ("id => { const el = document.getElementById(id); if (!el) return fal
             " const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }")
 
 
+def test_an_anchor_of_the_page_keeps_the_page_and_the_inputs_in_its_address(browser, site_url):
+    """A table-of-contents entry scrolls to its heading, and Back returns, in the page as it is: not fetched again,
+    the same calculator element, an input typed just before the click kept, and the inputs share.js wrote into
+    the address kept beside the anchor. Two faults did otherwise. Material writes a page's links as absolute URLs
+    without a query, so with ?kv_cache=... in the address the entry was another URL and the browser loaded the page
+    again, without the inputs (runtime.js, anchorHere). And Chromium fires popstate for the anchor and for Back,
+    and in a document Material had not navigated yet that made Material fetch the page and swap it in, building
+    every calculator again from the address (the head's guard, docs/hooks/build_site.py; CI once saw a test's
+    input land on the calculator that was swapped out)."""
+    with local_only_context(browser, viewport=DESKTOP) as context:
+        page = context.new_page()
+        errors = _watch(page)
+        page.goto(site_url + "llm-inference/")
+        _mark(page)
+        calc = page.locator('[data-calculator="kv_cache"]')
+        calc.evaluate("el => { el.c2Kept = true; }")
+        calc.locator('input[name="batch"]').fill("3")
+        page.wait_for_function("() => location.search === '?kv_cache=batch:3'", timeout=WAIT_MS)  # share.js wrote it
+        calc.locator('input[name="context"]').fill("65536")  # then at once the click, before share.js writes it
+        link = page.locator(".md-sidebar--secondary nav.md-nav--secondary a.md-nav__link").nth(3)
+        target = link.get_attribute("href").split("#")[1]
+        assert "?" not in link.get_attribute("href")  # as Material wrote it
+        link.click()
+        page.wait_for_function(_IN_VIEW, arg=target, timeout=WAIT_MS)
+        assert page.evaluate("() => location.hash") == "#" + target
+        page.wait_for_function("() => location.search === '?kv_cache=context:65536,batch:3'", timeout=WAIT_MS)
+        page.go_back()  # to the entry left with batch 3 alone: the address follows the inputs shown
+        page.wait_for_function("() => location.hash === '' && location.search === '?kv_cache=context:65536,batch:3'",
+                               timeout=WAIT_MS)
+        loads = [u for u in context.requests if u.split("?")[0].split("#")[0] == site_url + "llm-inference/"]
+        assert loads == [site_url + "llm-inference/"], f"the page was fetched again: {loads}"
+        assert page.evaluate("() => document.documentElement.dataset.c2Pages") == "1" and _kept(page)
+        assert calc.evaluate("el => el.c2Kept === true"), "the calculator was swapped out"
+        assert [calc.locator(f'input[name="{n}"]').input_value() for n in ("context", "batch")] == ["65536", "3"]
+        _clean(page, errors, context)
+
+
 def test_search_takes_the_reader_to_a_result_in_the_same_document(browser, site_url):
     with local_only_context(browser, viewport=DESKTOP) as context:
         page = context.new_page()

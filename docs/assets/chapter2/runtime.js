@@ -161,7 +161,13 @@
     } catch (e) { return false; }
   }
   const instant = instantOn();
+
   let clicks = 0;
+  // Whether Material has seen a location in this document (chapter2.navigated): until then the guard that every
+  // page's <head> carries (docs/hooks/build_site.py, POPSTATE_GUARD) keeps a popstate within the loaded page from
+  // Material, which would fetch this very page and swap it in again.
+  let navigated = false;
+  if (instant) window.location$.subscribe(() => { navigated = true; });
   let landing = null;  // the URL of a click taken here, while its page is on its way
 
   // A click taken here on a link with an anchor lands on it. Material scrolls to the anchor of a new history entry
@@ -187,14 +193,34 @@
     if (!(a instanceof HTMLAnchorElement) || a.target || a.hasAttribute("download")) return null;
     const url = new URL(a.href);
     if (url.origin !== location.origin || !url.pathname.startsWith(siteRoot.pathname)) return null;
-    if (url.pathname === location.pathname) return null;  // an anchor on this page: the browser scrolls to it
+    if (url.pathname === location.pathname) return null;  // an anchor on this page (anchorHere, else the browser's)
     if (/\.[^/]*$/.test(url.pathname) && !url.pathname.endsWith(".html")) return null;  // a figure, a download
     return url;
   }
 
+  // An anchor of this page keeps the address's query (a calculator's inputs, written by share.js). Material writes
+  // every link of a page as an absolute URL without a query, so a click on a table-of-contents entry while the
+  // address carried ?kv_cache=... went to another URL: the browser loaded the page again without the inputs (and
+  // Back loaded it once more). Such a link is followed here as a fragment of the address the reader is at.
+  function anchorHere(a) {
+    if (!location.search || !(a instanceof HTMLAnchorElement) || a.target || a.hasAttribute("download")) return null;
+    const url = new URL(a.href);
+    if (url.origin !== location.origin || url.pathname !== location.pathname || url.search || !url.hash) return null;
+    return url.hash;
+  }
+
   document.addEventListener("click", (event) => {
     if (!instant || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
-    const url = pageLink(event.target instanceof Element ? event.target.closest("a[href]") : null);
+    const a = event.target instanceof Element ? event.target.closest("a[href]") : null;
+    const hash = anchorHere(a);
+    if (hash) {
+      event.preventDefault();
+      const here = document.createElement("a");  // (relative: the current address, its query kept)
+      here.href = hash;
+      here.click();
+      return;
+    }
+    const url = pageLink(a);
     if (!url) return;
     event.preventDefault();
     history.replaceState({ x: Math.max(0, scrollX), y: Math.max(0, scrollY) }, "");  // where Back returns to
@@ -248,6 +274,7 @@
     onPage,
     get ready() { return load().then(() => api.ready); },
     get state() { return "idle"; },
+    get navigated() { return navigated; },
     run: notYet("run"),
     exec: notYet("exec"),
     calc: notYet("calc"),

@@ -16,7 +16,9 @@
  * which go on working beside it; a static host serves the same page whatever the query.
  *
  * The address bar follows the reader: after each change (WRITE_MS after the last one) the parameter is
- * rewritten with history.replaceState, so no history entry piles up and Back leaves the page as before.
+ * rewritten with history.replaceState, so no history entry piles up and Back leaves the page as before. Back or
+ * Forward between anchors of the page keeps the inputs as they are and writes them into the address again (the
+ * entry returned to holds the inputs of when it was left).
  * "Copy link" copies a link to that one calculator: its parameter alone, and `#calculator-NAME`, so the link
  * scrolls to it. Opening a link sets the inputs it names (every other field back to its default, whatever the
  * browser restored), opens the closed block (a workbench's <details>) around the calculator, and lets the
@@ -476,6 +478,15 @@
     if (scope && scope.matches && scope.matches("[data-calculator]")) roots.unshift(scope);
     roots.forEach(bindCalculator);
   }
+
+  // Back or Forward between the anchors of the page bound now: the entry returned to holds the inputs of when it was
+  // left; the address follows the inputs shown. (To another page: its content is swapped in and its calculators
+  // restored from that address by bind.) A popstate the head's guard kept from Material reaches no listener after
+  // it; the guard says so with chapter2:popstate (docs/hooks/build_site.py, POPSTATE_GUARD).
+  const followHistory = () => {
+    if (location.pathname === document.documentElement.dataset.c2Page && pageRoots().length) scheduleWrite();
+  };
+  for (const type of ["popstate", "chapter2:popstate"]) window.addEventListener(type, followHistory);
 
   window.chapter2Share = { bind, URL_LIMIT };
   // Only where the core ran (it sets lanes): when it could not load, the loader says so and offers to try again,
