@@ -36,7 +36,9 @@
  * (GitHub Pages serves it under /<repo>/) and on any port. So a click on a link to another page under this
  * site's root that Material left alone is handed to Material's own pipeline here (the same history entries
  * it writes, then its location$), and everything after that is Material's: the fetch, the swap, scrolling to
- * the link's anchor, Back and Forward (popstate), and a full load when the fetch fails.
+ * the link's anchor, Back and Forward (popstate), and a full load when the fetch fails. A link to an anchor of
+ * this page is the browser's, with the address's query kept (anchorHere), and until Material has navigated this
+ * document the head's guard keeps the popstates within the loaded page from it (docs/hooks/build_site.py).
  */
 (function () {
   "use strict";
