@@ -192,16 +192,20 @@ def test_axe_finds_no_serious_issue_in_the_calculators_with_charts(browser, site
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", [PHONE, {"width": 1280, "height": 900}], ids=["phone", "desktop"])
-def test_build_time_figures_keep_their_drawn_size(browser, site_url, site_dir, viewport, scheme):
+def test_build_time_figures_keep_their_drawn_size(browser, site_url, site_dir, viewport):
     """A figure is drawn at most at its own size: never stretched (the 8 x 8 causal mask was 620 px tall at
     1280 px), and shrunk only to fit its column; on a phone the drawing made for a phone (whose text stays at
-    least 11 px: test_figure_text.py) fits the column, and the page never scrolls sideways."""
-    pages = sorted({p.parent.relative_to(site_dir).as_posix() + "/" for p in site_dir.rglob("index.html")
-                    if 'class="c2-figure"' in p.read_text()})
+    least 11 px: test_figure_text.py) fits the column, and the page never scrolls sideways. In one colour scheme:
+    which drawing a figure shows follows the width alone (no <source> asks for a scheme: checked here), and
+    test_figure_text.py measures the figures in both schemes (text size, fit in the column)."""
+    html = {p: p.read_text() for p in site_dir.rglob("index.html")}
+    pages = sorted({p.parent.relative_to(site_dir).as_posix() + "/" for p, text in html.items() if 'class="c2-figure"' in text})
     assert pages
-    with local_only_context(browser, viewport=viewport, color_scheme=scheme) as context:
+    medias = {m for text in html.values() for fig in re.findall(r'<figure class="c2-figure".*?</figure>', text, re.S)
+              for m in re.findall(r'<source[^>]*\bmedia="([^"]*)"', fig)}
+    assert medias and not any("color-scheme" in m for m in medias), medias
+    with local_only_context(browser, viewport=viewport, color_scheme="light") as context:
         page = context.new_page()
         for path in pages:
             page.goto(site_url + path)
