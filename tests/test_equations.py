@@ -96,7 +96,8 @@ def test_the_math_switch_is_a_measurement_switch_only(monkeypatch):
     hook._state.update(mode="self-hosted", math=False)
     page = SimpleNamespace(file=SimpleNamespace(src_uri="attention.md"), url="attention/")
     raw = _page("N^2")
-    assert hook.on_post_page(raw, page, None) == hook.csp.add_policy(raw, cdn=False)
+    with_guard = raw.replace("</head>", hook.POPSTATE_GUARD + "\n</head>", 1)  # every page's (build_site.py)
+    assert hook.on_post_page(raw, page, None) == hook.csp.add_policy(with_guard, cdn=False)
     monkeypatch.setenv("CHAPTER2_MATH", "sometimes")
     with pytest.raises(PluginError, match="measurement switch"):
         hook._math()
