@@ -184,17 +184,29 @@
     if (!url || !url.hash || location.pathname !== url.pathname || location.hash !== url.hash) return;
     requestAnimationFrame(() => {
       if (location.href !== url.href) return;  // the reader moved on
-      const a = document.createElement("a");
-      a.href = url.hash;
-      a.click();
+      followHash(url.hash);
     });
+  }
+
+  /** Follows `hash` as a fragment of the current address (its query kept): a click on a detached relative link,
+   * so the browser scrolls with its :target margin and writes a history entry only if the hash changes. */
+  function followHash(hash) {
+    const a = document.createElement("a");
+    a.href = hash;
+    a.click();
+  }
+
+  /** A plain link of this origin (an <a>, opening here, not a download): its URL, else null. */
+  function sameOriginLink(a) {
+    if (!(a instanceof HTMLAnchorElement) || a.target || a.hasAttribute("download")) return null;
+    const url = new URL(a.href);
+    return url.origin === location.origin ? url : null;
   }
 
   /** A link to another page of this site (not a file, not this page): the URL, else null. */
   function pageLink(a) {
-    if (!(a instanceof HTMLAnchorElement) || a.target || a.hasAttribute("download")) return null;
-    const url = new URL(a.href);
-    if (url.origin !== location.origin || !url.pathname.startsWith(siteRoot.pathname)) return null;
+    const url = sameOriginLink(a);
+    if (!url || !url.pathname.startsWith(siteRoot.pathname)) return null;
     if (url.pathname === location.pathname) return null;  // an anchor on this page (anchorHere, else the browser's)
     if (/\.[^/]*$/.test(url.pathname) && !url.pathname.endsWith(".html")) return null;  // a figure, a download
     return url;
@@ -205,9 +217,8 @@
   // address carried ?kv_cache=... went to another URL: the browser loaded the page again without the inputs (and
   // Back loaded it once more). Such a link is followed here as a fragment of the address the reader is at.
   function anchorHere(a) {
-    if (!location.search || !(a instanceof HTMLAnchorElement) || a.target || a.hasAttribute("download")) return null;
-    const url = new URL(a.href);
-    if (url.origin !== location.origin || url.pathname !== location.pathname || url.search || !url.hash) return null;
+    const url = location.search ? sameOriginLink(a) : null;
+    if (!url || url.pathname !== location.pathname || url.search || !url.hash) return null;
     return url.hash;
   }
 
@@ -217,9 +228,7 @@
     const hash = anchorHere(a);
     if (hash) {
       event.preventDefault();
-      const here = document.createElement("a");  // (relative: the current address, its query kept)
-      here.href = hash;
-      here.click();
+      followHash(hash);
       return;
     }
     const url = pageLink(a);
