@@ -39,11 +39,14 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Debian's Chromium for the browser tests (never a browser download by a test tool).
+# Debian's Chromium for the browser tests (never a browser download by a test tool): its headless shell runs them,
+# the full browser the few that need a reader's browser (a tap's hover) and the page-measuring scripts (tests/conftest.py).
+CHROMIUM_DEBS := chromium chromium-headless-shell
 chromium:
-	@if ! command -v chromium >/dev/null; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "Chromium is missing: run 'sudo apt-get install chromium'" >&2; exit 1; fi; fi
+	@missing="$$(for p in $(CHROMIUM_DEBS); do command -v $$p >/dev/null || echo $$p; done)"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_DEBS) >/dev/null; \
+	  else echo "Missing: $$missing. Run 'sudo apt-get install $(CHROMIUM_DEBS)'" >&2; exit 1; fi; fi
 
 # building and serving the site need no browser: only the tests do
 build: .venv/.installed node_modules/.installed

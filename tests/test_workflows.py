@@ -172,5 +172,7 @@ def test_ci_job_runs_where_the_browser_tests_find_debian_chromium():
     assert job["container"]["image"] == "debian:bookworm"
     assert job["env"]["CI"] == "true"
     conftest = (ROOT / "tests" / "conftest.py").read_text()
-    assert '"/usr/bin/chromium"' in conftest
-    assert "apt-get install -y -qq chromium" in (ROOT / "Makefile").read_text()
+    assert '"/usr/bin/chromium"' in conftest and '"/usr/bin/chromium-headless-shell"' in conftest
+    makefile = (ROOT / "Makefile").read_text()
+    assert "apt-get install -y -qq $(CHROMIUM_DEBS)" in makefile
+    assert re.search(r"^CHROMIUM_DEBS := chromium chromium-headless-shell$", makefile, re.M)

@@ -17,7 +17,7 @@ import pytest
 
 from _calculators import open_workbenches
 from _local_hub import STORAGE_PATH, LocalHub
-from conftest import CHROMIUM, CHROMIUM_ARGS, LOCAL
+from conftest import CHROMIUM_ARGS, HEADLESS_SHELL, LOCAL
 from test_hub_pipeline_in_browser import _bound
 from test_hub_redirect import MINILM, MINILM_DIR, MINILM_REV, MINILM_STORED
 
@@ -35,7 +35,7 @@ def hub_and_page(browser, site_url, tmp_path):
     port = hub.start(tls_dir=tmp_path)
     rules = f"MAP {HUB_HOST} 127.0.0.1:{port}, MAP {STORAGE_HOST} 127.0.0.1:{port}, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
     args = [a for a in CHROMIUM_ARGS if not a.startswith("--host-resolver-rules=")] + [f"--host-resolver-rules={rules}"]
-    own = browser.browser_type.launch(executable_path=CHROMIUM, args=args, headless=True)  # the session's Playwright
+    own = browser.browser_type.launch(executable_path=HEADLESS_SHELL, args=args, headless=True)  # the session's Playwright
     context = own.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 900})
     requests, blocked = [], []
     hub_origins = (f"https://{HUB_HOST}/", f"https://{STORAGE_HOST}/")
