@@ -105,29 +105,39 @@ def _roles(context, page) -> dict:
     return {"roles": roles, "dom": dom}
 
 
+# A colour scheme changes colours, not layout: the light scheme is visited in both views, the dark one on the phone,
+# whose checks read every colour the tests below compare (the equations' contrast and colour, the stacked tables' labels).
+SCHEME_VIEWS = {"light": ("phone", "desktop"), "dark": ("phone",)}
+
+
 @pytest.fixture(scope="module", params=["light", "dark"])
 def visits(request, browser, site_url, site_dir):
-    """Every page with equations or a table, loaded once per view (a 375 px phone, a 1280 px laptop) in one colour
-    scheme, and measured as the tests below read it (a page load costs Chromium 2 to 3 CPU seconds: one load serves
-    all of them). In order, on the page as loaded: the equations (EQUATIONS_JS), on the laptop in the light scheme the
-    fonts that drew them, then the tables (STACKED_JS, which opens the closed notes) and on the phone the
-    accessibility tree. {view: {"pages": {path: {...}}, "fonts": [(url, status)], "blocked": [...]}}."""
+    """Every page with an article (equations, tables, code), loaded once per view of its colour scheme (SCHEME_VIEWS:
+    a 375 px phone, a 1280 px laptop) and measured as the tests below read it (a page load costs Chromium 1 to 3 CPU
+    seconds: one load serves all of them). In order, on the page as loaded: the equations (EQUATIONS_JS), on the
+    laptop in the light scheme the fonts that drew them; in the light scheme what is wider than its box with every
+    closed note open (SIDEWAYS_JS); then the tables (STACKED_JS, which opens the closed notes too) and on the phone
+    the accessibility tree. {view: {"pages": {path: {...}}, "fonts": [(url, status)], "blocked": [...]}}."""
     scheme, math, tables = request.param, _math_pages(site_dir), _table_pages(site_dir)
+    reading = _reading_pages(site_dir) if scheme == "light" else []
     out = {}
-    for view, options in VIEWS.items():
-        with local_only_context(browser, color_scheme=scheme, **options) as context:
+    for view in SCHEME_VIEWS[scheme]:
+        with local_only_context(browser, color_scheme=scheme, **VIEWS[view]) as context:
             fonts, pages = [], {}
             context.on("response", lambda r, fonts=fonts: r.url.endswith((".woff2", ".woff", ".ttf"))
                        and fonts.append((r.url, r.status)))
-            for path in sorted(set(math) | set(tables)):
+            for path in sorted(set(math) | set(tables) | set(reading)):
                 page = context.new_page()
-                page.goto(site_url + path)
+                page.goto(site_url + ("" if path == "./" else path))
                 page.wait_for_load_state("networkidle")
                 pages[path] = got = {}
                 if path in math:
                     got["equations"] = _measure(page)
                     if view == "desktop" and scheme == "light":
                         got["drawn"] = _drawn_fonts(context, page)
+                if path in reading:
+                    page.evaluate("() => document.fonts.ready")
+                    got["sideways"] = page.evaluate(SIDEWAYS_JS, view == "phone")  # tables: see the test's docstring
                 if path in tables:
                     got["tables"] = page.evaluate(STACKED_JS)
                     if view == "phone":
@@ -137,6 +147,7 @@ def visits(request, browser, site_url, site_dir):
     return out
 
 
+@pytest.mark.parametrize("visits", ["light"], indirect=True)  # the dark scheme's equations: the phone test below
 def test_equations_are_typeset_in_the_sites_fonts_and_readable(visits, site_url, site_dir):
     pages = _math_pages(site_dir)
     assert {"neural-networks/", "llm-inference/", "image-generation/", "bottlenecks/", "attention/"} <= set(pages)
@@ -202,34 +213,31 @@ def _reading_pages(site_dir: Path) -> list[str]:
     return [p.parent.relative_to(site_dir).as_posix() + "/" for p in pages]
 
 
-@pytest.mark.parametrize("width", [PHONE["width"], 1280])
-def test_no_equation_or_code_block_scrolls_sideways(browser, site_url, site_dir, width):
+@pytest.mark.parametrize("visits", ["light"], indirect=True)  # what is wider than its box does not follow the scheme
+@pytest.mark.parametrize("view", ["phone", "desktop"])
+def test_no_equation_or_code_block_scrolls_sideways(visits, site_dir, view):
     """At 375 and at 1280 px, on every page and with every closed note opened: no display equation, code block
     or notebook cell wider than its box or the screen, and on a phone no table either (a table of three or
     more columns reads row by row there: docs/hooks/tables.py). A code line longer than the column wraps at its
     edge (chapter2.css), its continuation indented from where the line starts so that it never reads as a new
     line. At 1280 px the six widest reference tables (8 to 11 columns, in closed notes) still scroll in their
     own box, which the keyboard reaches (a11y.js): a table compares rows best as a table on a desktop."""
-    viewport = {"width": width, "height": 812}
-    with local_only_context(browser, viewport=viewport, is_mobile=width < 500, has_touch=width < 500) as context:
-        counted = {"boxes": 0, "codeLines": 0, "wrapped": 0}
-        for path in _reading_pages(site_dir):
-            page = context.new_page()
-            page.goto(site_url + ("" if path == "./" else path))
-            page.wait_for_load_state("networkidle")
-            page.evaluate("() => document.fonts.ready")
-            info = page.evaluate(SIDEWAYS_JS, width == PHONE["width"])  # tables: see the docstring
-            assert not info["wide"], f"{path} at {width} px: {info['wide']}"
-            assert info["pageWidth"] <= width, f"{path}: page is {info['pageWidth']} px wide"
-            for line in info["wrapped"]:  # 4 characters in from the line's first character, whatever its indentation
-                assert line["next"] - line["start"] > 3 * line["ch"], f"{path}: a wrapped code line does not hang: {line}"
-            counted["boxes"] += info["boxes"]
-            counted["codeLines"] += info["codeLines"]
-            counted["wrapped"] += len(info["wrapped"])
-            page.close()
-        assert not context.blocked, context.blocked
+    width = VIEWS[view]["viewport"]["width"]
+    counted = {"boxes": 0, "codeLines": 0, "wrapped": 0}
+    pages = _reading_pages(site_dir)
+    assert len(pages) >= 10
+    for path in pages:
+        info = visits[view]["pages"][path]["sideways"]
+        assert not info["wide"], f"{path} at {width} px: {info['wide']}"
+        assert info["pageWidth"] <= width, f"{path}: page is {info['pageWidth']} px wide"
+        for line in info["wrapped"]:  # 4 characters in from the line's first character, whatever its indentation
+            assert line["next"] - line["start"] > 3 * line["ch"], f"{path}: a wrapped code line does not hang: {line}"
+        counted["boxes"] += info["boxes"]
+        counted["codeLines"] += info["codeLines"]
+        counted["wrapped"] += len(info["wrapped"])
+    assert not visits[view]["blocked"], visits[view]["blocked"]
     assert counted["boxes"] > 60 and counted["codeLines"] > 500, counted  # every page's equations and code (83, 780)
-    if width == PHONE["width"]:
+    if view == "phone":
         assert counted["wrapped"] > 20, counted  # the phone's column is narrower than many code lines: they wrap
 
 
@@ -328,7 +336,7 @@ def test_a_wide_table_reads_row_by_row_on_a_phone_and_stays_a_table(visits, site
     column headers) to a screen reader; at 1280 px it is laid out as a table."""
     pages = _table_pages(site_dir)
     stacked = 0
-    for view in ("phone", "desktop"):
+    for view in visits:  # the light scheme's phone and laptop, the dark scheme's phone (SCHEME_VIEWS)
         phone = view == "phone"
         for path in pages:
             got = visits[view]["pages"][path]
