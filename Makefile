@@ -88,18 +88,18 @@ lint-workflows:
 	  exit $$rc
 
 # everything, the fast tests first (their failures show within a minute), then the slow and browser tests on
-# one shared site build. Before issue 30 item 6 a fresh make test took 17 min 42 s on a quiet 2-core machine
-# (CI: 1,252 s in pytest, 2,876 tests). Measured 2026-12-02 on the project's 2-core machine, nearly quiet (no
-# other engineer running), `CI=true bash .ci/run` on a fresh clone at 474b073: pytest 1,104 s (18 min 24 s) for
-# 2,977 tests, the whole run 1,165 s wall (598 s user + 104 s sys). Again at dc33514, the lead writing notes
-# meanwhile (load from the run itself): pytest 916 s (15 min 16 s) for 3,022 tests, the whole run about 16 min
-# 10 s wall. The goal is 12 minutes: not reached yet. The run ends with its 40 slowest tests and set-ups, with
-# their times (what the next speed-up works from). --dist loadgroup with the scheduler of tests/conftest.py keeps a
-# module that shares a page audit or an extra site build on one worker (computed once, not once per worker), and the
-# site builds in the background from the start: on this machine, quiet, 2026-12-02, pytest went from 1,602 s
-# (c6f0315) to 1,492 s (6c1e87e), 3,023 tests. Both cores stay about 95 % busy (vmstat) and most of that is
-# Chromium: a section page's load costs it 2 to 3 CPU seconds, a Pyodide start 4.4 (measured here), so the rest of
-# the way to 12 minutes is fewer page loads, not more parallelism.
+# one shared site build. The goal of issue 30 item 6 is a fresh make test within 12 minutes on a quiet 2-core
+# machine: not reached yet. `CI=true bash .ci/run` on a fresh clone, the project's 2-core machine quiet:
+#   before item 6 (2026-12-01)                         17 min 42 s whole run (CI's pytest: 1,252 s, 2,876 tests)
+#   dd3c4c6 (2026-12-03), the browser tests in chromium  pytest 1,005 s, 3,023 tests (pytest alone at a50dec4: 969 s)
+#   1923fda (2026-12-03), in chromium-headless-shell     15 min 17 s whole run (1,697 CPU s); pytest 847 s, 3,022 tests
+# What paid: --dist loadgroup with the scheduler of tests/conftest.py, which keeps a module that shares a page audit or
+# an extra site build on one worker (computed once, not once per worker); the site building in the background from
+# the start; fewer page loads (one visit per page serves several tests); and Debian's headless shell for the browser
+# tests, which costs Chromium about half the CPU per page load (tests/conftest.py). Both cores stay busy, and 70 % of
+# the CPU is Chromium's (sampled per process, 2026-12-03): a Pyodide start costs it 2.5 to 3 CPU seconds and the
+# tests that drive every calculator (parity, fuzzing, links, exports) compute hundreds of results each, so the rest
+# of the way is fewer starts and fewer page loads, not more workers. The run ends with its 40 slowest tests and set-ups.
 test: lint
 	$(PYTEST) -q -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=40
 
