@@ -93,6 +93,8 @@ lint-workflows:
 #   before item 6 (2026-12-01)                         17 min 42 s whole run (CI's pytest: 1,252 s, 2,876 tests)
 #   dd3c4c6 (2026-12-03), the browser tests in chromium  pytest 1,005 s, 3,023 tests (pytest alone at a50dec4: 969 s)
 #   1923fda (2026-12-03), in chromium-headless-shell     15 min 17 s whole run (1,697 CPU s); pytest 847 s, 3,022 tests
+#   940c820 (2026-12-03), the same tests                 13 min 46 s whole run (1,527 CPU s); pytest 763 s
+# (two runs of the same tests a few minutes apart differ by 10 %: measure twice before crediting a change)
 # What paid: --dist loadgroup with the scheduler of tests/conftest.py, which keeps a module that shares a page audit or
 # an extra site build on one worker (computed once, not once per worker); the site building in the background from
 # the start; fewer page loads (one visit per page serves several tests); and Debian's headless shell for the browser
