@@ -339,6 +339,10 @@ class PageWatch:
 
 
 LOCAL = ("http://127.0.0.1", "data:", "blob:")
+# A reader whose browser asks to save data: a calculator in view does not start Python (runtime.js). For tests of
+# what a page shows before any use (layout, figures, equations): a Pyodide start costs Chromium 2.5 to 3 CPU seconds,
+# and 181 of them ran in the browser suite, most on pages loaded only to be measured (counted 2026-12-03).
+SAVE_DATA = "Object.defineProperty(navigator, 'connection', {value: {saveData: true}, configurable: true});"
 
 
 @contextlib.contextmanager

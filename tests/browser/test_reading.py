@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from _calculators import AXE, axe_problems, open_workbenches
-from conftest import local_only_context, wait_scrollables_checked
+from conftest import SAVE_DATA, local_only_context, wait_scrollables_checked
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,9 +30,7 @@ WAIT_MS = 60_000
 # A Web Worker that never answers: pages can be operated without starting Pyodide (the runtime
 # stays "loading"), for tests about layout and keyboard access rather than results.
 INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
-# A reader whose browser asks to save data: a calculator in view does not start Python (runtime.js), so
-# the audit weighs every page as it is before any use (test_runtime covers loading on view).
-SAVE_DATA = "Object.defineProperty(navigator, 'connection', {value: {saveData: true}, configurable: true});"
+# SAVE_DATA (conftest): the audit weighs every page as it is before any use (test_runtime covers loading on view).
 
 
 def _pages(site_dir: Path) -> list[str]:
