@@ -108,9 +108,14 @@ def test_what_the_reader_does_before_the_core_runs_is_kept(watched):
     navigate away on a form submit, and after "Try again" the calculator computes that input."""
     def while_blocked(page, text):
         assert "could not load" in text and "runtime-core.js" in text, text
+        shown = page.locator('[data-calculator=activations] [data-calc-status] button').element_handle()
         held_back = page.evaluate("""() => !document.querySelector('[data-calculator=activations] form')
             .dispatchEvent(new SubmitEvent('submit', {bubbles: true, cancelable: true}))""")
         assert held_back, "a submit before the core runs would reload the page"
+        # The submit is a sign of interest, so runtime.js tries the core again (still blocked). Wait until that try
+        # has failed and shown a new "Try again": one still on its way when the core is unblocked would load it by
+        # itself, and the button the test is about to press would be gone.
+        page.wait_for_function("old => !old.isConnected", arg=shown, timeout=PY_READY_MS)
         assert page.evaluate("() => window.chapter2.state") == "idle"
         assert not [u for u in watched.requests if "pyodide" in u]
 
