@@ -283,13 +283,6 @@ def site_url(site_dir):
     server.shutdown()
 
 
-def _require(executable: str, package: str) -> None:
-    if not Path(executable).exists() or shutil.which(executable) is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{package} not found at {executable}: CI must install it (apt-get install {package})")
-        pytest.skip(f"{package} not found at {executable} (install Debian's {package} package: make setup)")
-
-
 @pytest.fixture(scope="session")
 def _playwright():
     from playwright.sync_api import sync_playwright
@@ -298,23 +291,33 @@ def _playwright():
         yield p
 
 
+@contextlib.contextmanager
+def _launched(playwright, executable: str, package: str):
+    """Debian's `package` at `executable`, headless with CHROMIUM_ARGS; a missing one fails in CI, else skips."""
+    if not Path(executable).exists() or shutil.which(executable) is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{package} not found at {executable}: CI must install it (apt-get install {package})")
+        pytest.skip(f"{package} not found at {executable} (install Debian's {package} package: make setup)")
+    b = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+    try:
+        yield b
+    finally:
+        b.close()
+
+
 @pytest.fixture(scope="session")
 def browser(_playwright):
     """Debian's chromium-headless-shell (see HEADLESS_SHELL above), launched once per worker."""
-    _require(HEADLESS_SHELL, "chromium-headless-shell")
-    b = _playwright.chromium.launch(executable_path=HEADLESS_SHELL, args=CHROMIUM_ARGS, headless=True)
-    yield b
-    b.close()
+    with _launched(_playwright, HEADLESS_SHELL, "chromium-headless-shell") as b:
+        yield b
 
 
 @pytest.fixture(scope="session")
 def chromium(_playwright):
     """Debian's full chromium, headless: for what the headless shell does not do as a reader's browser does (a tap's
     hover), launched once per worker that runs such a test."""
-    _require(CHROMIUM, "chromium")
-    b = _playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-    yield b
-    b.close()
+    with _launched(_playwright, CHROMIUM, "chromium") as b:
+        yield b
 
 
 class PageWatch:
@@ -341,7 +344,7 @@ class PageWatch:
 LOCAL = ("http://127.0.0.1", "data:", "blob:")
 # A reader whose browser asks to save data: a calculator in view does not start Python (runtime.js). For tests of
 # what a page shows before any use (layout, figures, equations): a Pyodide start costs Chromium 2.5 to 3 CPU seconds,
-# and 181 of them ran in the browser suite, most on pages loaded only to be measured (counted 2026-12-03).
+# and 181 of them ran in the browser suite, many on pages loaded only to be measured (counted 2026-12-03).
 SAVE_DATA = "Object.defineProperty(navigator, 'connection', {value: {saveData: true}, configurable: true});"
 
 
