@@ -19,17 +19,14 @@ setup: .venv/.installed node_modules/.installed chromium
 # Python dependencies come from pylock.toml (every package pinned, with its sha256; pip checks them):
 # pip itself first (a pinned, hashed pip that reads pylock.toml), then the lock, then torch alone at
 # TORCH_PIN (its dependencies are in the lock), then the project (editable, no dependencies of its own).
-# pip compiles what it installs one file at a time; compileall does it on every core afterwards (measured on the
-# 2-core machine, 2026-12-03: the lock and torch took 52 s with pip compiling, 22 s without).
 PIP_BOOTSTRAP := pip==26.3 --hash=sha256:f3b60b20ffaadd4415ed7957212a38ac63fa4c5fa375bd0f4a797777940fad13
 
 .venv/.installed: pyproject.toml pylock.toml
 	test -x $(PY) || python3 -m venv .venv
 	$(PIP) install --quiet --require-hashes -r <(echo "$(PIP_BOOTSTRAP)")
-	$(PIP) install --quiet --no-compile -r pylock.toml
-	$(PIP) install --quiet --no-compile --no-deps $(TORCH_INDEX) "$(TORCH_PIN)"
+	$(PIP) install --quiet -r pylock.toml
+	$(PIP) install --quiet --no-deps $(TORCH_INDEX) "$(TORCH_PIN)"
 	$(PIP) install --quiet --no-deps -e .
-	$(PY) -m compileall -q -j 0 $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') >/dev/null
 	touch $@
 
 # after changing dependencies in pyproject.toml: regenerate pylock.toml (scripts/lock.py says how)
