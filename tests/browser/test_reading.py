@@ -182,33 +182,44 @@ def test_pages_load_without_python_until_a_calculator_is_used(audit, site_dir, c
 # ------------------------------------------------------------------ phones
 
 
-def _check_control(page, control, kind):
-    label = control.evaluate("el => [...(el.labels || [])].map(l => l.textContent.trim()).join(' ') || el.getAttribute('aria-label') || ''")
-    assert label, f"{kind} has no label"
-    control.scroll_into_view_if_needed()
-    box = control.bounding_box()
-    assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 0.5, f"{kind} outside the screen: {box}"
+# What a phone test reads of a control, in one call: a round trip through Playwright per fact cost the test most
+# of its time (about 300 controls). `shown` is Playwright's visibility (a box, not visibility: hidden).
+CONTROL_JS = """el => { const r = el.getBoundingClientRect();
+  return {hidden: el.closest('[hidden]') !== null, kind: el.tagName === 'INPUT' ? el.type : el.tagName.toLowerCase(),
+          label: [...(el.labels || [])].map(l => l.textContent.trim()).join(' ') || el.getAttribute('aria-label') || '',
+          box: {x: r.x, width: r.width, height: r.height}, enabled: !el.matches(':disabled'), readonly: el.readOnly,
+          shown: r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden',
+          options: el.tagName === 'SELECT' ? [...el.options].filter(o => !o.hidden).map(o => o.value) : null}; }"""
+# A slider after a key press: its value, what its readout shows (null without one) and its aria-valuetext.
+SLIDER_JS = """el => { const out = document.querySelector(`output[for="${el.id}"]`);
+  return {value: el.value, more: +el.value < +el.max, readout: out ? out.innerText : null,
+          labels: JSON.parse(el.dataset.labels || 'null'), valuetext: el.getAttribute('aria-valuetext')}; }"""
+
+
+def _check_control(page, control, facts):
+    kind, box = facts["kind"], facts["box"]
+    assert facts["label"], f"{kind} has no label"
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 0.5, f"{kind} outside the screen: {box}"
     assert box["width"] >= 44 and box["height"] >= 16, f"{kind} too small to use: {box}"
-    assert control.is_visible() and control.is_enabled()
+    assert facts["shown"] and facts["enabled"], f"{kind} hidden or disabled"
     if kind == "select":
-        values = control.evaluate("el => [...el.options].filter(o => !o.hidden).map(o => o.value)")  # not 'pasted' with none
+        values = facts["options"]  # not 'pasted' with none
         target = values[-1] if control.input_value() != values[-1] else values[0]
         control.select_option(target)
         assert control.input_value() == target
     elif kind == "range":  # sliders move with the keyboard, and their readout follows
-        before = control.input_value()
+        before = control.evaluate(SLIDER_JS)
         control.focus()
-        page.keyboard.press("ArrowRight" if control.evaluate("el => +el.value < +el.max") else "ArrowLeft")
-        assert control.input_value() != before, "slider does not move with the arrow keys"
-        readout = page.locator(f'output[for="{control.get_attribute("id")}"]')
-        if readout.count():  # a slider over named positions (data-labels) shows the position's name
-            labels = json.loads(control.get_attribute("data-labels") or "null")
-            want = labels[control.input_value()] if labels else control.input_value()
-            assert readout.inner_text() == want, "slider readout does not follow"
-            if labels:
-                assert control.get_attribute("aria-valuetext") == want
+        page.keyboard.press("ArrowRight" if before["more"] else "ArrowLeft")
+        after = control.evaluate(SLIDER_JS)
+        assert after["value"] != before["value"], "slider does not move with the arrow keys"
+        if after["readout"] is not None:  # a slider over named positions (data-labels) shows the position's name
+            want = after["labels"][after["value"]] if after["labels"] else after["value"]
+            assert after["readout"] == want, "slider readout does not follow"
+            if after["labels"]:
+                assert after["valuetext"] == want
     else:
-        assert control.is_editable()
+        assert not facts["readonly"], f"{kind} is read-only"
         control.fill("7")
         assert control.input_value() == "7"
 
@@ -231,13 +242,13 @@ def test_no_page_scrolls_sideways_on_a_phone_and_calculators_are_usable(browser,
             for calc in page.locator("[data-calculator]").all():
                 name = calc.get_attribute("data-calculator")
                 for control in calc.locator("input, select, textarea").all():
-                    if control.evaluate("el => el.closest('[hidden]') !== null"):
+                    facts = control.evaluate(CONTROL_JS)  # read now: a select above may have shown or hidden it
+                    if facts["hidden"]:
                         continue  # a control that does not apply to the inputs chosen above it (Field.show_when)
-                    kind = control.evaluate("el => el.tagName === 'INPUT' ? el.type : el.tagName.toLowerCase()")
                     controls += 1
-                    sliders += kind == "range"
+                    sliders += facts["kind"] == "range"
                     try:
-                        _check_control(page, control, kind)
+                        _check_control(page, control, facts)
                     except AssertionError as err:
                         problems.append(f"{path} {name}.{control.get_attribute('name')}: {err}")
             width = page.evaluate("() => document.documentElement.scrollWidth")
