@@ -88,7 +88,7 @@ def _watch(page) -> list:
 def test_python_started_on_one_page_computes_the_next_page_s_calculator(browser, site_url):
     """The worker of 2.1 answers 2.2a's KV cache calculator after a click: the same worker (its start mark), no
     second download of Pyodide, and the answer CPython gives for the same inputs."""
-    with local_only_context(browser, viewport=DESKTOP) as context:
+    with local_only_context(browser, search=True, viewport=DESKTOP) as context:
         page = context.new_page()
         errors = _watch(page)
         page.goto(site_url + "neural-networks/")
@@ -118,7 +118,7 @@ def _form(page, name: str) -> dict:
 def test_steppers_play_from_their_prebuilt_steps_after_a_click(browser, site_url):
     """2.2a's hero stepper (its steps inline in the page) plays after a click to it, and 2.2b's token walk (its
     steps in a file of their own) steps forward: both from the steps drawn at build time, without Python."""
-    with local_only_context(browser, viewport=DESKTOP) as context:
+    with local_only_context(browser, search=True, viewport=DESKTOP) as context:
         context.add_init_script(INERT_WORKER)  # Python never answers: what plays is the build's
         page = context.new_page()
         errors = _watch(page)
@@ -151,7 +151,7 @@ def test_back_forward_anchors_and_the_inputs_in_the_url(browser, site_url):
     """A changed input writes the URL (share.js); a click to another page, then Back, restores that page with the
     input and its live result; Forward returns; an anchor on the page scrolls to its heading; a link to another
     page's anchor lands on it. All in the one document."""
-    with local_only_context(browser, viewport=DESKTOP) as context:
+    with local_only_context(browser, search=True, viewport=DESKTOP) as context:
         page = context.new_page()
         errors = _watch(page)
         page.goto(site_url + "llm-inference/")
@@ -206,7 +206,7 @@ def test_an_anchor_of_the_page_keeps_the_page_and_the_inputs_in_its_address(brow
     and in a document Material had not navigated yet that made Material fetch the page and swap it in, building
     every calculator again from the address (the head's guard, docs/hooks/build_site.py; CI once saw a test's
     input land on the calculator that was swapped out)."""
-    with local_only_context(browser, viewport=DESKTOP) as context:
+    with local_only_context(browser, search=True, viewport=DESKTOP) as context:
         page = context.new_page()
         errors = _watch(page)
         page.goto(site_url + "llm-inference/")
@@ -235,7 +235,7 @@ def test_an_anchor_of_the_page_keeps_the_page_and_the_inputs_in_its_address(brow
 
 
 def test_search_takes_the_reader_to_a_result_in_the_same_document(browser, site_url):
-    with local_only_context(browser, viewport=DESKTOP) as context:
+    with local_only_context(browser, search=True, viewport=DESKTOP) as context:
         page = context.new_page()
         errors = _watch(page)
         page.goto(site_url)
@@ -254,7 +254,7 @@ def test_search_takes_the_reader_to_a_result_in_the_same_document(browser, site_
 def test_a_term_s_first_tap_shows_its_definition_on_a_page_swapped_in(browser, site_url):
     """On a phone: a link in the text to another page swaps it in; there a term's first tap shows its definition
     and stays (instant navigation does not take it), the second follows the link to the glossary."""
-    with local_only_context(browser, viewport={"width": 375, "height": 812}, has_touch=True, is_mobile=True) as context:
+    with local_only_context(browser, search=True, viewport={"width": 375, "height": 812}, has_touch=True, is_mobile=True) as context:
         page = context.new_page()
         errors = _watch(page)
         page.goto(site_url + "neural-networks/")
@@ -281,7 +281,7 @@ def test_recall_cards_notebooks_and_scrollable_boxes_after_clicks(browser, site_
     """The recall page's own script (in its content) runs when the page is swapped in, once however often the
     reader comes back; a notebook page swapped in twice adds its copy notice listener once; a11y.js makes the
     boxes that scroll on the page swapped in focusable."""
-    with local_only_context(browser, viewport=DESKTOP) as context:
+    with local_only_context(browser, search=True, viewport=DESKTOP) as context:
         page = context.new_page()
         errors = _watch(page)
         page.goto(site_url)
@@ -354,7 +354,7 @@ def test_a_click_is_a_swap_under_a_path_and_when_material_takes_it(browser, site
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}{prefix}"
     try:
-        with local_only_context(browser, viewport=DESKTOP) as context:
+        with local_only_context(browser, search=True, viewport=DESKTOP) as context:
             page = context.new_page()
             errors = _watch(page)
             page.goto(base + "neural-networks/")

@@ -134,7 +134,9 @@ def audit(browser, site_url, site_dir):
     reports = {}
     for scheme in ("light", "dark"):
         # bypass_csp: the site's Content-Security-Policy refuses injected scripts, and the audit script is ours
-        with _context(browser, site_url, viewport={"width": 1280, "height": 900}, color_scheme=scheme, bypass_csp=True) as context:
+        # (search too: every page as a reader gets it)
+        with _context(browser, site_url, viewport={"width": 1280, "height": 900}, color_scheme=scheme, bypass_csp=True,
+                      search=True) as context:
             context.scheme = scheme
             context.add_init_script(SAVE_DATA)
             pages = {path: _visit(context, path, site_dir) for path in _pages(site_dir)}
