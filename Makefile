@@ -14,7 +14,10 @@ TORCH_INDEX ?=
 
 .PHONY: setup lock serve build lint lint-workflows test test-fast bench clean
 
-setup: .venv/.installed node_modules/.installed chromium
+# The three set-ups at once: pip, npm and apt write to different places, so npm's packages (6 to 13 s here) and a
+# fresh machine's Chromium download come in while pip installs. Each one's output shows whole when it ends.
+setup:
+	@$(MAKE) --no-print-directory -j3 --output-sync=target .venv/.installed node_modules/.installed chromium
 
 # Python dependencies come from pylock.toml (every package pinned, with its sha256; pip checks them):
 # pip itself first (a pinned, hashed pip that reads pylock.toml), then the lock, then torch alone at
@@ -89,19 +92,23 @@ lint-workflows:
 
 # everything, the fast tests first (their failures show within a minute), then the slow and browser tests on
 # one shared site build. The goal of issue 30 item 6 is a fresh make test within 12 minutes on a quiet 2-core
-# machine: not reached yet. `CI=true bash .ci/run` on a fresh clone, the project's 2-core machine quiet:
+# machine. `CI=true bash .ci/run` on a fresh clone, the project's 2-core machine quiet:
 #   before item 6 (2026-12-01)                         17 min 42 s whole run (CI's pytest: 1,252 s, 2,876 tests)
 #   dd3c4c6 (2026-12-03), the browser tests in chromium  pytest 1,005 s, 3,023 tests (pytest alone at a50dec4: 969 s)
 #   1923fda (2026-12-03), in chromium-headless-shell     15 min 17 s whole run (1,697 CPU s); pytest 847 s, 3,022 tests
 #   940c820 (2026-12-03), the same tests                 13 min 46 s whole run (1,527 CPU s); pytest 763 s
-# (two runs of the same tests a few minutes apart differ by 10 %: measure twice before crediting a change)
+#   b1fde2f (2026-12-03), Save-Data where pages are measured   13 min 57 s and 14 min 32 s (1,487 CPU s); pytest 723, 806 s
+#   2c9bfd5 (2026-12-03), no catch-all route, Liftoff only     13 min 5 s (1,385 CPU s); pytest 677 s
+#   44b6848 (2026-12-03), fewer round trips, no search worker  12 min 5 s (1,268 CPU s); pytest 629 s
+# (two runs of the same tests a few minutes apart differ by 10 %, and pip's set-up alone took 59 to 111 s: measure
+# twice before crediting a change)
 # What paid: --dist loadgroup with the scheduler of tests/conftest.py, which keeps a module that shares a page audit or
 # an extra site build on one worker (computed once, not once per worker); the site building in the background from
-# the start; fewer page loads (one visit per page serves several tests); and Debian's headless shell for the browser
-# tests, which costs Chromium about half the CPU per page load (tests/conftest.py). Both cores stay busy, and 70 % of
-# the CPU is Chromium's (sampled per process, 2026-12-03): a Pyodide start costs it 2.5 to 3 CPU seconds and the
-# tests that drive every calculator (parity, fuzzing, links, exports) compute hundreds of results each, so the rest
-# of the way is fewer starts and fewer page loads, not more workers. The run ends with its 40 slowest tests and set-ups.
+# the start; fewer page loads (one visit per page serves several tests); Debian's headless shell for the browser
+# tests, which costs Chromium about half the CPU per page load; and what a page load costs Chromium there: no route
+# on every request, wasm compiled once (Liftoff), no search index built where no test searches (tests/conftest.py).
+# Both cores stay busy and most of the CPU is Chromium's: a Pyodide start and the tests that drive every calculator
+# (parity, fuzzing, links, exports) are what is left. The run ends with its 40 slowest tests and set-ups.
 test: lint
 	$(PYTEST) -q -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=40
 
