@@ -12,7 +12,7 @@ from pathlib import Path
 
 from chapter2 import calculators, charts
 from _fields import changed_value  # noqa: F401 - the browser tests import it from here
-from conftest import local_only_context, wait_scrollables_checked
+from conftest import SAVE_DATA, local_only_context, wait_scrollables_checked
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -110,24 +110,31 @@ def axe_problems(page, selector: str | None, label: str) -> list[str]:
     """axe-core's serious and critical violations inside `selector` (None: the whole document) on the loaded page,
     one line each, headed by `label`. The page's browser context needs bypass_csp, or its Content-Security-Policy
     blocks the injected script."""
-    page.add_script_tag(path=str(AXE))
+    if not page.evaluate("() => 'axe' in window"):  # (once per page load)
+        page.add_script_tag(path=str(AXE))
     result = page.evaluate("s => axe.run(s || document, {resultTypes: ['violations']})", selector)
     return [f"{label}: {v['id']} ({v['impact']}, {len(v['nodes'])} nodes) {[n['target'][0] for n in v['nodes'][:3]]}: "
             f"{v['help']}" for v in result["violations"] if v["impact"] in ("serious", "critical")]
 
 
 def axe_audit(browser, site_url: str, scheme: str, targets) -> list[str]:
-    """axe_problems for each (path, selector, label) of `targets`, each page loaded afresh at 1280 × 900 in the
-    colour `scheme`, in one context that bypasses the CSP (for axe's script) and reaches only 127.0.0.1."""
-    problems = []
+    """axe_problems for each (path, selector, label) of `targets`, each page loaded afresh once at 1280 × 900 in the
+    colour `scheme`, in one context that bypasses the CSP (for axe's script) and reaches only 127.0.0.1. The pages
+    are audited as loaded, before any use: a Save-Data reader's, so no calculator starts Python while axe reads it
+    (test_reading.py audits whole pages the same way)."""
+    problems, by_path = [], {}
+    for path, selector, label in targets:
+        by_path.setdefault(path, []).append((selector, label))
     with local_only_context(browser, viewport={"width": 1280, "height": 900}, color_scheme=scheme,
                             bypass_csp=True) as context:
+        context.add_init_script(SAVE_DATA)
         page = context.new_page()
-        for path, selector, label in targets:
+        for path, audits in by_path.items():
             page.goto(site_url + path)
             page.wait_for_load_state("networkidle")
             open_workbenches(page)  # audit the calculators in closed workbench blocks too
             wait_scrollables_checked(page)  # a11y.js has marked the boxes that scroll
-            problems += axe_problems(page, selector, label)
+            for selector, label in audits:
+                problems += axe_problems(page, selector, label)
         assert not context.blocked, context.blocked
     return problems

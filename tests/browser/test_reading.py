@@ -181,6 +181,19 @@ def test_pages_load_without_python_until_a_calculator_is_used(audit, site_dir, c
             print(f"  {path or '/':40s} {r['weight'] / 1e3:7.0f} kB   with Python {(r['weight'] + runtime) / 1e6:5.1f} MB")
 
 
+def test_a_context_without_search_fetches_the_index_and_starts_no_search_worker(browser, site_url):
+    """What local_only_context leaves out without `search` (conftest NO_SEARCH_WORKER): Material's search worker,
+    and only it. The page still fetches the index, so page weights count it."""
+    for search in (False, True):
+        with local_only_context(browser, search=search, viewport={"width": 1280, "height": 900}) as context:
+            context.add_init_script(SAVE_DATA)
+            page = context.new_page()
+            page.goto(site_url)
+            page.wait_for_load_state("networkidle")
+            assert [u for u in context.requests if u.endswith("/search/search_index.json")], search
+            assert bool([w for w in page.workers if "/workers/search." in w.url]) is search, [w.url for w in page.workers]
+
+
 # ------------------------------------------------------------------ phones
 
 
