@@ -99,14 +99,15 @@ lint-workflows:
 #   940c820 (2026-12-03), the same tests                 13 min 46 s whole run (1,527 CPU s); pytest 763 s
 #   b1fde2f (2026-12-03), Save-Data where pages are measured   13 min 57 s and 14 min 32 s (1,487 CPU s); pytest 723, 806 s
 #   2c9bfd5 (2026-12-03), no catch-all route, Liftoff only     13 min 5 s (1,385 CPU s); pytest 677 s
+#     (the route came back in 4f…: without it and with the HTTP cache on, a page once never went network-idle)
 #   44b6848 (2026-12-03), fewer round trips, no search worker  12 min 5 s (1,268 CPU s); pytest 629 s
 # (two runs of the same tests a few minutes apart differ by 10 %, and pip's set-up alone took 59 to 111 s: measure
 # twice before crediting a change)
 # What paid: --dist loadgroup with the scheduler of tests/conftest.py, which keeps a module that shares a page audit or
 # an extra site build on one worker (computed once, not once per worker); the site building in the background from
 # the start; fewer page loads (one visit per page serves several tests); Debian's headless shell for the browser
-# tests, which costs Chromium about half the CPU per page load; and what a page load costs Chromium there: no route
-# on every request, wasm compiled once (Liftoff), no search index built where no test searches (tests/conftest.py).
+# tests, which costs Chromium about half the CPU per page load; and what a page load costs Chromium there: wasm
+# compiled once (Liftoff), no search index built where no test searches (tests/conftest.py).
 # Both cores stay busy and most of the CPU is Chromium's: a Pyodide start and the tests that drive every calculator
 # (parity, fuzzing, links, exports) are what is left. The run ends with its 40 slowest tests and set-ups.
 test: lint

@@ -58,7 +58,7 @@ HEADLESS_SHELL = os.environ.get("CHAPTER2_HEADLESS_SHELL", "/usr/bin/chromium-he
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--proxy-server=http://127.0.0.1:9",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
     # WebAssembly compiled by V8's baseline compiler (Liftoff) only, never again by its optimising one: a page's
     # Pyodide start compiles megabytes of wasm, and the tests run little Python on each page. Measured here, quiet,
     # 2026-12-03: six calculator pages started in turn 22.6 to 24.1 CPU s against 22 to 33 by default, and
@@ -369,23 +369,27 @@ NO_SEARCH_WORKER = """(() => { const Worker = window.Worker;
 def local_only_context(browser, *, search: bool = False, **options):
     """A browser context whose requests may only reach 127.0.0.1, without site search unless `search`.
 
-    Every request is listed in `.requests`, and any that tried to leave (also one a test's route answered, as the
-    fake Hub's) in `.blocked`. The browser itself cannot leave: CHROMIUM_ARGS resolve no host name and send every
-    other request to a proxy that is not there. No catch-all route: routing a request costs a round trip through
-    Playwright, and a context with a route has no HTTP cache. Without `search`, Material's search worker is left
-    out (NO_SEARCH_WORKER).
+    Every request is listed in `.requests`; any that tried to leave is aborted
+    and listed in `.blocked` (also those a route handler never sees). Without `search`, Material's search worker is
+    left out (NO_SEARCH_WORKER).
     """
     context = browser.new_context(**options)
     context.requests, context.blocked = [], []
     if not search:
         context.add_init_script(NO_SEARCH_WORKER)
 
-    def seen(request):
-        context.requests.append(request.url)
-        if not request.url.startswith(LOCAL):
-            context.blocked.append(request.url)
+    def route(r):
+        url = r.request.url
+        context.requests.append(url)
+        if url.startswith(LOCAL):
+            r.continue_()
+        else:
+            context.blocked.append(url)
+            r.abort()
 
-    context.on("request", seen)
+    context.route("**/*", route)
+    context.on("request", lambda req: None if req.url.startswith(LOCAL) or req.url in context.blocked
+               else context.blocked.append(req.url))
     try:
         yield context
     finally:

@@ -34,9 +34,7 @@ def hub_and_page(browser, site_url, tmp_path):
                                            "model.safetensors": header}}, storage=f"https://{STORAGE_HOST}")
     port = hub.start(tls_dir=tmp_path)
     rules = f"MAP {HUB_HOST} 127.0.0.1:{port}, MAP {STORAGE_HOST} 127.0.0.1:{port}, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
-    # (no dead proxy either: the two hosts' requests reach the local Hub through the mapping)
-    args = [a for a in CHROMIUM_ARGS if not a.startswith(("--host-resolver-rules=", "--proxy-server="))]
-    args.append(f"--host-resolver-rules={rules}")
+    args = [a for a in CHROMIUM_ARGS if not a.startswith("--host-resolver-rules=")] + [f"--host-resolver-rules={rules}"]
     own = browser.browser_type.launch(executable_path=HEADLESS_SHELL, args=args, headless=True)  # the session's Playwright
     context = own.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 900})
     requests, blocked = [], []
