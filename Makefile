@@ -99,7 +99,7 @@ lint-workflows:
 #   940c820 (2026-12-03), the same tests                 13 min 46 s whole run (1,527 CPU s); pytest 763 s
 #   b1fde2f (2026-12-03), Save-Data where pages are measured   13 min 57 s and 14 min 32 s (1,487 CPU s); pytest 723, 806 s
 #   2c9bfd5 (2026-12-03), no catch-all route, Liftoff only     13 min 5 s (1,385 CPU s); pytest 677 s
-#     (the route came back in 4f…: without it and with the HTTP cache on, a page once never went network-idle)
+#     (the route is back since f34cb36: without it, the HTTP cache on, a page once never went network-idle)
 #   44b6848 (2026-12-03), fewer round trips, no search worker  12 min 5 s (1,268 CPU s); pytest 629 s
 # (two runs of the same tests a few minutes apart differ by 10 %, and pip's set-up alone took 59 to 111 s: measure
 # twice before crediting a change)
