@@ -289,6 +289,9 @@ def test_recall_cards_notebooks_and_scrollable_boxes_after_clicks(browser, site_
         for _ in range(2):
             _nav_click(page, "recall/")
             _swapped_to(page, "/recall/")
+            # recall.js comes in the page's content: on the first visit it may run just after runtime.js's mark
+            page.wait_for_function("() => document.querySelector('[data-recall]').dataset.recallReady === 'true'",
+                                   timeout=WAIT_MS)
             card = page.locator("[data-recall-card] button[aria-controls]").first
             card.click()
             assert card.get_attribute("aria-expanded") == "true"  # one handler: a second would close it again
