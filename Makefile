@@ -92,7 +92,7 @@ lint-workflows:
 
 # everything, the fast tests first (their failures show within a minute), then the slow and browser tests on
 # one shared site build. The goal of issue 30 item 6 is a fresh make test within 12 minutes on a quiet 2-core
-# machine: met on some runs, not yet on every one. `CI=true bash .ci/run` on a fresh clone, the project's 2-core machine quiet:
+# machine: not yet reached by a green run. `CI=true bash .ci/run` on a fresh clone, the project's 2-core machine quiet:
 #   before item 6 (2026-12-01)                         17 min 42 s whole run (CI's pytest: 1,252 s, 2,876 tests)
 #   dd3c4c6 (2026-12-03), the browser tests in chromium  pytest 1,005 s, 3,023 tests (pytest alone at a50dec4: 969 s)
 #   1923fda (2026-12-03), in chromium-headless-shell     15 min 17 s whole run (1,697 CPU s); pytest 847 s, 3,022 tests
@@ -100,9 +100,9 @@ lint-workflows:
 #   b1fde2f (2026-12-03), Save-Data where pages are measured   13 min 57 s and 14 min 32 s (1,487 CPU s); pytest 723, 806 s
 #   2c9bfd5 (2026-12-03), no catch-all route, Liftoff only     13 min 5 s (1,385 CPU s); pytest 677 s
 #     (the route is back since f34cb36: without it, the HTTP cache on, a page once never went network-idle)
-#   842fbef (2026-12-03), the route back, the rest kept        12 min 46 s (1,366 CPU s); pytest 683 s, 3,023 tests
-#     (e6ff454, the same but one test's race: 11 min 6 s, 1,175 CPU s, pytest 596 s: the goal is met on some runs only)
 #   44b6848 (2026-12-03), fewer round trips, no search worker  12 min 5 s (1,268 CPU s); pytest 629 s
+#   842fbef (2026-12-03), the route back, the rest kept        12 min 46 s (1,366 CPU s); pytest 683 s, 3,023 tests
+#     (e6ff454 before it, one test's race not yet fixed: 11 min 6 s, 1,175 CPU s, pytest 596 s, that test failing)
 # (two runs of the same tests a few minutes apart differ by 10 %, and pip's set-up alone took 59 to 111 s: measure
 # twice before crediting a change)
 # What paid: --dist loadgroup with the scheduler of tests/conftest.py, which keeps a module that shares a page audit or
