@@ -92,7 +92,7 @@ lint-workflows:
 
 # everything, the fast tests first (their failures show within a minute), then the slow and browser tests on
 # one shared site build. The goal of issue 30 item 6 is a fresh make test within 12 minutes on a quiet 2-core
-# machine: not yet reached by a green run. `CI=true bash .ci/run` on a fresh clone, the project's 2-core machine quiet:
+# machine: reached by one of two green runs of the same code. `CI=true bash .ci/run` on a fresh clone, the project's 2-core machine quiet:
 #   before item 6 (2026-12-01)                         17 min 42 s whole run (CI's pytest: 1,252 s, 2,876 tests)
 #   dd3c4c6 (2026-12-03), the browser tests in chromium  pytest 1,005 s, 3,023 tests (pytest alone at a50dec4: 969 s)
 #   1923fda (2026-12-03), in chromium-headless-shell     15 min 17 s whole run (1,697 CPU s); pytest 847 s, 3,022 tests
@@ -103,6 +103,7 @@ lint-workflows:
 #   44b6848 (2026-12-03), fewer round trips, no search worker  12 min 5 s (1,268 CPU s); pytest 629 s
 #   842fbef (2026-12-03), the route back, the rest kept        12 min 46 s (1,366 CPU s); pytest 683 s, 3,023 tests
 #     (e6ff454 before it, one test's race not yet fixed: 11 min 6 s, 1,175 CPU s, pytest 596 s, that test failing)
+#   46ff333 (2026-12-03), 842fbef and these comments           11 min 6 s (1,164 CPU s); pytest 584 s, 3,023 tests
 # (two runs of the same tests a few minutes apart differ by 10 %, and pip's set-up alone took 59 to 111 s: measure
 # twice before crediting a change)
 # What paid: --dist loadgroup with the scheduler of tests/conftest.py, which keeps a module that shares a page audit or
