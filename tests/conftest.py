@@ -365,18 +365,27 @@ NO_SEARCH_WORKER = """(() => { const Worker = window.Worker;
     super(url, options); } }; })();"""
 
 
+# A Web Worker that never answers: what a page shows can only come from what the build drew (steppers, token walk,
+# layout measured before Python could change it).
+INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
+
+
 @contextlib.contextmanager
-def local_only_context(browser, *, search: bool = False, **options):
+def local_only_context(browser, *, search: bool = False, save_data: bool = False, inert_worker: bool = False,
+                       **options):
     """A browser context whose requests may only reach 127.0.0.1, without site search unless `search`.
 
     Every request is listed in `.requests`; any that tried to leave is aborted
     and listed in `.blocked` (also those a route handler never sees). Without `search`, Material's search worker is
-    left out (NO_SEARCH_WORKER).
+    left out (NO_SEARCH_WORKER). `save_data`: the reader's browser asks to save data (SAVE_DATA), so no calculator
+    starts Python by itself. `inert_worker`: every Web Worker is inert (INERT_WORKER), so Python never answers.
+    `options` go to `browser.new_context`.
     """
     context = browser.new_context(**options)
     context.requests, context.blocked = [], []
-    if not search:
-        context.add_init_script(NO_SEARCH_WORKER)
+    for wanted, script in ((not search, NO_SEARCH_WORKER), (save_data, SAVE_DATA), (inert_worker, INERT_WORKER)):
+        if wanted:
+            context.add_init_script(script)
 
     def route(r):
         url = r.request.url

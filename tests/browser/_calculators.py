@@ -12,7 +12,7 @@ from pathlib import Path
 
 from chapter2 import calculators, charts
 from _fields import changed_value  # noqa: F401 - the browser tests import it from here
-from conftest import SAVE_DATA, local_only_context, wait_scrollables_checked
+from conftest import local_only_context, wait_scrollables_checked
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -125,9 +125,8 @@ def axe_audit(browser, site_url: str, scheme: str, targets) -> list[str]:
     problems, by_path = [], {}
     for path, selector, label in targets:
         by_path.setdefault(path, []).append((selector, label))
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}, color_scheme=scheme,
+    with local_only_context(browser, save_data=True, viewport={"width": 1280, "height": 900}, color_scheme=scheme,
                             bypass_csp=True) as context:
-        context.add_init_script(SAVE_DATA)
         page = context.new_page()
         for path, audits in by_path.items():
             page.goto(site_url + path)

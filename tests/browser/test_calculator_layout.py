@@ -33,7 +33,6 @@ MAX_HEIGHT = 1.75 * DESKTOP["height"]
 MAX_WORKBENCH_HEIGHT = 2.25 * DESKTOP["height"]
 # A chart's tick labels are charts.FONT units of a drawing charts.W units wide: at this width they are 11 px.
 MIN_CHART_WIDTH = charts.W * 11 / charts.FONT
-INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
 TOLERANCE = 1.5  # px: rounding of fractional layouts
 
 # Every box that matters, per calculator, in page coordinates (scroll offsets added).
@@ -77,8 +76,7 @@ def _calculator_paths(site_dir) -> list[str]:
 def _measure(browser, site_url, site_dir, viewport, **options) -> dict[str, dict]:
     """{calculator: its boxes} at this viewport, from every page that has calculators."""
     found = {}
-    with local_only_context(browser, viewport=viewport, **options) as context:
-        context.add_init_script(INERT_WORKER)
+    with local_only_context(browser, inert_worker=True, viewport=viewport, **options) as context:
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))

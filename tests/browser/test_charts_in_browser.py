@@ -18,7 +18,7 @@ from _calculators import calculator_pages, chart_digests, computed, cpython_answ
 from _calculators import axe_audit, differences, open_workbenches, pyodide_answer, rounded, wait_recomputed
 from chapter2 import calculators
 
-from conftest import SAVE_DATA, local_only_context
+from conftest import local_only_context
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 90_000
@@ -159,8 +159,9 @@ def test_measure_this_device_runs_on_request_and_lands_on_the_roofline(watched, 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_charts_fit_a_phone_and_follow_the_colour_scheme(browser, site_url, site_dir, scheme):
-    with local_only_context(browser, viewport=PHONE, is_mobile=True, has_touch=True, color_scheme=scheme) as context:
-        context.add_init_script(SAVE_DATA)  # the charts drawn at build time: no calculator starts Python
+    # save_data: the charts drawn at build time, and no calculator starts Python
+    with local_only_context(browser, save_data=True, viewport=PHONE, is_mobile=True, has_touch=True,
+                            color_scheme=scheme) as context:
         page = context.new_page()
         for path in sorted(set(_chart_pages(site_dir).values())):
             page.goto(site_url + path)
@@ -206,8 +207,8 @@ def test_build_time_figures_keep_their_drawn_size(browser, site_url, site_dir, v
     medias = {m for text in html.values() for fig in re.findall(r'<figure class="c2-figure".*?</figure>', text, re.S)
               for m in re.findall(r'<source[^>]*\bmedia="([^"]*)"', fig)}
     assert medias and not any("color-scheme" in m for m in medias), medias
-    with local_only_context(browser, viewport=viewport, color_scheme="light") as context:
-        context.add_init_script(SAVE_DATA)  # figures drawn at build time: no calculator starts Python
+    # save_data: figures drawn at build time, and no calculator starts Python
+    with local_only_context(browser, save_data=True, viewport=viewport, color_scheme="light") as context:
         page = context.new_page()
         for path in pages:
             page.goto(site_url + path)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAVE_DATA, local_only_context, wait_scrollables_checked
+from conftest import ROOT, local_only_context, wait_scrollables_checked
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 375, "height": 812}
@@ -122,8 +122,8 @@ def visits(request, browser, site_url, site_dir):
     reading = _reading_pages(site_dir) if scheme == "light" else []
     out = {}
     for view in SCHEME_VIEWS[scheme]:
-        with local_only_context(browser, color_scheme=scheme, **VIEWS[view]) as context:
-            context.add_init_script(SAVE_DATA)  # measured as loaded: no calculator starts Python
+        # save_data: measured as loaded, and no calculator starts Python
+        with local_only_context(browser, save_data=True, color_scheme=scheme, **VIEWS[view]) as context:
             fonts, pages = [], {}
             context.on("response", lambda r, fonts=fonts: r.url.endswith((".woff2", ".woff", ".ttf"))
                        and fonts.append((r.url, r.status)))

@@ -27,8 +27,7 @@ from conftest import _Handler, local_only_context
 pytestmark = pytest.mark.browser
 WAIT_MS = 180_000  # Python's first start on a loaded 2-core machine
 DESKTOP = {"width": 1280, "height": 900}
-# A Web Worker that never answers: what a stepper shows can only come from the steps drawn at build time
-INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
+# inert_worker (conftest): what a stepper shows can only come from the steps drawn at build time
 
 
 def _swapped_to(page, path: str) -> None:
@@ -118,8 +117,8 @@ def _form(page, name: str) -> dict:
 def test_steppers_play_from_their_prebuilt_steps_after_a_click(browser, site_url):
     """2.2a's hero stepper (its steps inline in the page) plays after a click to it, and 2.2b's token walk (its
     steps in a file of their own) steps forward: both from the steps drawn at build time, without Python."""
-    with local_only_context(browser, search=True, viewport=DESKTOP) as context:
-        context.add_init_script(INERT_WORKER)  # Python never answers: what plays is the build's
+    # inert_worker: Python never answers, so what plays is the build's
+    with local_only_context(browser, inert_worker=True, search=True, viewport=DESKTOP) as context:
         page = context.new_page()
         errors = _watch(page)
         page.goto(site_url + "neural-networks/")

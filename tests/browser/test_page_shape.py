@@ -42,7 +42,6 @@ SCREEN = {"width": 1280, "height": 900}
 MAX_OPEN = 2
 VISIBLE_PX = 240  # of the hero, on the first screen: a picture, not its top edge
 WAIT_MS = 120_000
-INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
 
 SHAPE = """() => {
   const closed = (el) => !!el.closest('details:not([open])');
@@ -77,8 +76,7 @@ SHAPE = """() => {
 def shapes(browser, site_url):
     """{page: what SHAPE measured} for every page of PAGES, at 1280 × 900, as first seen."""
     found = {}
-    with local_only_context(browser, viewport=SCREEN) as context:
-        context.add_init_script(INERT_WORKER)
+    with local_only_context(browser, inert_worker=True, viewport=SCREEN) as context:
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -139,8 +137,7 @@ def test_on_a_phone_the_first_screen_shows_the_hero_s_drawing(browser, site_url)
     not only a calculator's fields: a hero calculator draws first on a narrow screen (chapter2.css), its fields
     below the drawing."""
     seen = {}
-    with local_only_context(browser, viewport=PHONE, is_mobile=True, has_touch=True) as context:
-        context.add_init_script(INERT_WORKER)
+    with local_only_context(browser, inert_worker=True, viewport=PHONE, is_mobile=True, has_touch=True) as context:
         page = context.new_page()
         for path in PAGES:
             page.goto(site_url + path + "/")

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from _calculators import AXE, axe_problems, open_workbenches
-from conftest import SAVE_DATA, local_only_context, wait_scrollables_checked
+from conftest import local_only_context, wait_scrollables_checked
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,10 +27,9 @@ SHOTS = os.environ.get("CHAPTER2_SCREENSHOTS")
 PHONE = {"width": 375, "height": 812}
 WAIT_MS = 60_000
 
-# A Web Worker that never answers: pages can be operated without starting Pyodide (the runtime
-# stays "loading"), for tests about layout and keyboard access rather than results.
-INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
-# SAVE_DATA (conftest): the audit weighs every page as it is before any use (test_runtime covers loading on view).
+# inert_worker (conftest INERT_WORKER): pages operated without starting Pyodide (the runtime stays "loading"), for
+# tests about layout and keyboard access rather than results. save_data (conftest SAVE_DATA): the audit weighs every
+# page as it is before any use (test_runtime covers loading on view).
 
 
 def _pages(site_dir: Path) -> list[str]:
@@ -72,11 +71,8 @@ def _slug(path: str) -> str:
 @contextmanager
 def _context(browser, site_url, **options):
     """A local-only browser context (see conftest) that also collects page errors in `.errors`."""
-    inert = options.pop("inert_worker", False)
     with local_only_context(browser, **options) as context:
         context.errors = []
-        if inert:
-            context.add_init_script(INERT_WORKER)
         context.base = site_url
         yield context
 
@@ -136,9 +132,8 @@ def audit(browser, site_url, site_dir):
         # bypass_csp: the site's Content-Security-Policy refuses injected scripts, and the audit script is ours
         # (search too: every page as a reader gets it)
         with _context(browser, site_url, viewport={"width": 1280, "height": 900}, color_scheme=scheme, bypass_csp=True,
-                      search=True) as context:
+                      search=True, save_data=True) as context:
             context.scheme = scheme
-            context.add_init_script(SAVE_DATA)
             pages = {path: _visit(context, path, site_dir) for path in _pages(site_dir)}
             reports[scheme] = {"pages": pages, "blocked": list(context.blocked)}
     return reports
@@ -185,8 +180,7 @@ def test_a_context_without_search_fetches_the_index_and_starts_no_search_worker(
     """What local_only_context leaves out without `search` (conftest NO_SEARCH_WORKER): Material's search worker,
     and only it. The page still fetches the index, so page weights count it."""
     for search in (False, True):
-        with local_only_context(browser, search=search, viewport={"width": 1280, "height": 900}) as context:
-            context.add_init_script(SAVE_DATA)
+        with local_only_context(browser, search=search, save_data=True, viewport={"width": 1280, "height": 900}) as context:
             page = context.new_page()
             page.goto(site_url)
             page.wait_for_load_state("networkidle")

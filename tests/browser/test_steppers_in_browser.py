@@ -22,7 +22,6 @@ from conftest import local_only_context
 pytestmark = pytest.mark.browser
 WAIT_MS = 120_000
 PHONE = {"width": 375, "height": 812}
-INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
 STEPPERS = {"prefill_decode": "n_steps", "flash_stepper": "tiles", "request_timeline": "token"}  # calculator: its step
 
 
@@ -87,8 +86,7 @@ def test_steppers_open_at_the_first_step_and_step_at_once_without_python(browser
     """Python never answers here (a Worker that does nothing): the steps of the default inputs were drawn
     when the site was built, so Back is marked disabled at the first step and Forward and Back (+10 and −10
     on the long timeline) draw at once what CPython draws for that step."""
-    with local_only_context(browser, viewport=viewport, has_touch=viewport is PHONE) as context:
-        context.add_init_script(INERT_WORKER)
+    with local_only_context(browser, inert_worker=True, viewport=viewport, has_touch=viewport is PHONE) as context:
         page = context.new_page()
         for name, path in sorted(_pages(site_dir).items()):
             page.goto(site_url + path)
@@ -119,8 +117,7 @@ def test_a_press_while_the_runtime_loads_moves_one_step(browser, site_url, site_
     step buttons bind at the hand-over, not while the press is still being held). share.js, the last of the
     runtime's scripts, is kept back until the press is in."""
     held = []
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
-        context.add_init_script(INERT_WORKER)
+    with local_only_context(browser, inert_worker=True, viewport={"width": 1280, "height": 900}) as context:
         context.route("**/assets/chapter2/share.js", lambda route: held.append(route))  # answered below, after the press
         page = context.new_page()
         page.goto(site_url + _pages(site_dir)["flash_stepper"])
@@ -313,8 +310,7 @@ def _visited(low, top):
 def test_play_runs_each_stepper_to_its_end_and_shows_each_step_s_caption(browser, site_url, site_dir):
     """No Python here (an inert Worker): every step of the defaults is prebuilt, so Play moves through them by
     itself, each drawn with the caption CPython wrote for it, and stops at the last step, named Play again."""
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
-        context.add_init_script(INERT_WORKER)
+    with local_only_context(browser, inert_worker=True, viewport={"width": 1280, "height": 900}) as context:
         page = context.new_page()
         for name, path in sorted(_pages(site_dir).items()):
             page.goto(site_url + path)
@@ -341,8 +337,7 @@ def test_play_runs_each_stepper_to_its_end_and_shows_each_step_s_caption(browser
 def test_pause_and_the_reader_s_own_input_stop_play(browser, site_url, site_dir):
     """The test drives the clock: Play moves one step at once and waits PLAY_MS before the next; Pause (by
     mouse or by keyboard) and Back or a changed field cancel that wait and leave the step where it is."""
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
-        context.add_init_script(INERT_WORKER)
+    with local_only_context(browser, inert_worker=True, viewport={"width": 1280, "height": 900}) as context:
         page = context.new_page()
         page.goto(site_url + _pages(site_dir)["flash_stepper"])
         open_workbenches(page)
@@ -384,8 +379,7 @@ def test_pause_and_the_reader_s_own_input_stop_play(browser, site_url, site_dir)
 
 
 def test_play_holds_each_step_twice_as_long_for_reduced_motion_and_never_starts_by_itself(browser, site_url, site_dir):
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}, reduced_motion="reduce") as context:
-        context.add_init_script(INERT_WORKER)
+    with local_only_context(browser, inert_worker=True, viewport={"width": 1280, "height": 900}, reduced_motion="reduce") as context:
         page = context.new_page()
         page.goto(site_url + _pages(site_dir)["prefill_decode"])
         open_workbenches(page)

@@ -21,7 +21,6 @@ from conftest import local_only_context
 pytestmark = pytest.mark.browser
 NAME = "token_walk"
 WAIT_MS = 120_000
-INERT_WORKER = "window.Worker = class { constructor() {} postMessage() {} terminate() {} addEventListener() {} };"
 SHOWN = """(el) => { const row = [...el.querySelectorAll('.c2-hm__row')].find(r =>
     getComputedStyle(r.querySelector('.c2-hm__detail')).display !== 'none');
   return row ? [[...row.parentNode.querySelectorAll('.c2-hm__row')].indexOf(row),
@@ -73,8 +72,7 @@ def _cpython_step(raw: dict, step: int) -> list:
 def test_the_default_walk_plays_by_itself_without_python(browser, site_url, site_dir):
     """Python never answers here: Play walks the default prompt through all 25 steps by itself, each the
     drawing and the caption CPython made for it, and stops at the drawn token."""
-    with local_only_context(browser, viewport={"width": 1280, "height": 900}) as context:
-        context.add_init_script(INERT_WORKER)
+    with local_only_context(browser, inert_worker=True, viewport={"width": 1280, "height": 900}) as context:
         page = context.new_page()
         page.goto(site_url + _path(site_dir))
         page.wait_for_load_state("networkidle")
