@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from _calculators import changed_value, open_workbenches
+from _calculators import changed_value, open_workbenches, visit
 from chapter2 import calculators, charts
 
 pytestmark = pytest.mark.browser
@@ -78,10 +78,10 @@ def test_every_calculator_is_on_a_page(site_dir):
 
 
 def test_each_calculator_matches_cpython_in_the_browser(watched, site_dir):
-    current = None
+    current = page = None
     for name, path in sorted(_pages(site_dir).items(), key=lambda kv: kv[1]):
         if path != current:
-            page, current = watched.goto(path), path
+            page, current = visit(watched, path, page), path
             open_workbenches(page)
         calc = page.locator(f'[data-calculator="{name}"]')
         assert _normalise(_outputs(calc)) == _normalise(calculators.compute(name)), f"{name}: build-time defaults"
@@ -122,8 +122,9 @@ def test_fuzzed_input_shows_a_message_and_recovers(watched, site_dir):
     by_page = {}
     for name, path in _pages(site_dir).items():
         by_page.setdefault(path, []).append(name)
+    page = None
     for path, names in by_page.items():
-        page = watched.goto(path)
+        page = visit(watched, path, page)
         open_workbenches(page)
         for name in names:
             calc = page.locator(f'[data-calculator="{name}"]')

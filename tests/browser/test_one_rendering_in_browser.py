@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from _calculators import changed_value, computed, open_workbenches, wait_recomputed
+from _calculators import changed_value, computed, open_workbenches, visit, wait_recomputed
 from chapter2 import calculators
 
 pytestmark = pytest.mark.browser
@@ -47,8 +47,9 @@ def _assert_plain(text: str, where: str) -> None:
 
 
 def test_no_page_shows_e_notation_even_after_an_input_change_or_an_error(watched, site_dir):
+    page = None
     for path in _site_pages(site_dir):
-        page = watched.goto(path if path != "." else "")
+        page = visit(watched, path if path != "." else "", page)
         open_workbenches(page)
         _assert_plain(page.evaluate(SEEN, page.locator("body").element_handle()), path)
         for name in page.eval_on_selector_all("[data-calculator]", "els => els.map(e => e.dataset.calculator)"):

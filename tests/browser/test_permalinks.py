@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from _calculators import calculator_pages, changed_value, cpython_chart_digests, open_workbenches
+from _calculators import calculator_pages, changed_value, cpython_chart_digests, open_workbenches, visit
 from chapter2 import calculators
 
 pytestmark = pytest.mark.browser
@@ -112,9 +112,9 @@ def _in_workbench(page, name: str) -> bool:
 
 
 def test_every_calculator_comes_back_from_its_link(watched, browser, site_url, site_dir):
-    checked = set()
+    checked, page = set(), None
     for path, names in _by_page(site_dir).items():
-        page = watched.goto(path)
+        page = visit(watched, path, page)
         history = page.evaluate("history.length")
         open_workbenches(page)
         want = {}

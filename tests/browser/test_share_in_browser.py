@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from _calculators import calculator_pages, open_workbenches
+from _calculators import calculator_pages, open_workbenches, visit
 from chapter2 import calculators
 from chapter2.calculators._script import expected_output, python_script
 from test_calculator_scripts import _one_change
@@ -141,8 +141,9 @@ def test_export_and_python_of_every_calculator(watched, site_dir):
     by_page: dict[str, list[str]] = {}
     for name, path in sorted(calculator_pages(site_dir, set(calculators.REGISTRY)).items()):
         by_page.setdefault(path, []).append(name)
+    page = None
     for path, names in by_page.items():
-        page = watched.goto(path)
+        page = visit(watched, path, page)
         page.context.grant_permissions(["clipboard-read", "clipboard-write"])
         open_workbenches(page)
         for name in names:
