@@ -50,5 +50,7 @@ def test_setup_installs_from_the_lock():
     assert recipe and "pylock.toml" in recipe.group(0)
     steps = recipe.group(1)
     assert "-r pylock.toml" in steps and "--no-deps -e ." in steps and '--no-deps $(TORCH_INDEX) "$(TORCH_PIN)"' in steps
-    assert "--require-hashes" in steps  # the pip that reads the lock is itself pinned by hash
+    assert "--require-hashes" in steps  # the pip and the uv that install the lock are themselves pinned by hash
+    assert re.search(r"(?m)^UV_BOOTSTRAP := uv==[\d.]+ --hash=sha256:[0-9a-f]{64}", makefile)
+    assert re.search(r"uv pip install [^\n]*-r pylock\.toml", steps), "uv reads the lock"
     assert re.search(r"(?m)^lock:", makefile), "`make lock` regenerates the lock"
