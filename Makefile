@@ -99,7 +99,7 @@ lint-workflows:
 
 # everything, the fast tests first (their failures show within a minute), then the slow and browser tests on
 # one shared site build. The goal of issue 30 item 6 is a fresh make test within 12 minutes on a quiet 2-core
-# machine: reached by one of two green runs of the same code. `CI=true bash .ci/run` on a fresh clone, the
+# machine: reached since ef1ee9e (10 min 18 s), set-up by uv. `CI=true bash .ci/run` on a fresh clone, the
 # project's 2-core machine quiet:
 #   before item 6 (2026-12-01)                         17 min 42 s whole run (CI's pytest: 1,252 s, 2,876 tests)
 #   dd3c4c6 (2026-12-03), the browser tests in chromium  pytest 1,005 s, 3,023 tests (pytest alone at a50dec4: 969 s)
@@ -112,15 +112,21 @@ lint-workflows:
 #   842fbef (2026-12-03), the route back, the rest kept        12 min 46 s (1,366 CPU s); pytest 683 s, 3,023 tests
 #     (e6ff454 before it, one test's race not yet fixed: 11 min 6 s, 1,175 CPU s, pytest 596 s, that test failing)
 #   46ff333 (2026-12-03), 842fbef and these comments           11 min 6 s (1,164 CPU s); pytest 584 s, 3,023 tests
-# (two runs of the same tests a few minutes apart differ by 10 %, and pip's set-up alone took 59 to 111 s: measure
+#   85a777c (2026-12-03), the same tests                       11 min 56 s (1,275 CPU s); pytest 645 s
+#   7d08f0e (2026-12-03), the same tests, refactored           11 min 37 s (1,243 CPU s); pytest 632 s
+#   466003c (2026-12-03), sweeps by instant navigation         12 min 43 s (1,336 CPU s); pytest 660 s, set-up 90 s
+#   ef1ee9e (2026-12-03), 466003c with set-up by uv            10 min 18 s (1,125 CPU s); pytest 588 s, set-up 19 s
+# (two runs of the same tests a few minutes apart differ by 10 %, and pip's set-up alone took 45 to 116 s: measure
 # twice before crediting a change)
-# What paid: --dist loadgroup with the scheduler of tests/conftest.py, which keeps a module that shares a page audit or
-# an extra site build on one worker (computed once, not once per worker); the site building in the background from
-# the start; fewer page loads (one visit per page serves several tests); Debian's headless shell for the browser
-# tests, which costs Chromium about half the CPU per page load; and what a page load costs Chromium there: wasm
-# compiled once (Liftoff), no search index built where no test searches (tests/conftest.py).
-# Both cores stay busy and most of the CPU is Chromium's: a Pyodide start and the tests that drive every calculator
-# (parity, fuzzing, links, exports) are what is left. The run ends with its 40 slowest tests and set-ups.
+# What paid: uv installing the lock (19 s of set-up where pip's took 45 to 116 s); --dist loadgroup with the
+# scheduler of tests/conftest.py, which keeps a module that shares a page audit or an extra site build on one worker
+# (computed once, not once per worker); the site building in the background from the start; fewer page loads (one
+# visit per page serves several tests, and the sweeps over every calculator move by instant navigation, so Python
+# starts once a sweep); Debian's headless shell for the browser tests, which costs Chromium about half the CPU per
+# page load; and what a page load costs Chromium there: wasm compiled once (Liftoff), no search index built where no
+# test searches (tests/conftest.py).
+# Both cores stay busy and most of the CPU is Chromium's: page loads (1.3 to 2.1 CPU s each, mostly Material's bundle
+# and layout), Pyodide starts and axe's audits are what is left. The run ends with its 40 slowest tests and set-ups.
 test: lint
 	$(PYTEST) -q -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=40
 
