@@ -99,7 +99,7 @@ lint-workflows:
 
 # everything, the fast tests first (their failures show within a minute), then the slow and browser tests on
 # one shared site build. The goal of issue 30 item 6 is a fresh make test within 12 minutes on a quiet 2-core
-# machine: reached since ef1ee9e (10 min 18 s), set-up by uv. `CI=true bash .ci/run` on a fresh clone, the
+# machine: reached since ef1ee9e (10 min 18 s and 10 min 21 s), set-up by uv. `CI=true bash .ci/run` on a fresh clone, the
 # project's 2-core machine quiet:
 #   before item 6 (2026-12-01)                         17 min 42 s whole run (CI's pytest: 1,252 s, 2,876 tests)
 #   dd3c4c6 (2026-12-03), the browser tests in chromium  pytest 1,005 s, 3,023 tests (pytest alone at a50dec4: 969 s)
@@ -116,6 +116,7 @@ lint-workflows:
 #   7d08f0e (2026-12-03), the same tests, refactored           11 min 37 s (1,243 CPU s); pytest 632 s
 #   466003c (2026-12-03), sweeps by instant navigation         12 min 43 s (1,336 CPU s); pytest 660 s, set-up 90 s
 #   ef1ee9e (2026-12-03), 466003c with set-up by uv            10 min 18 s (1,125 CPU s); pytest 588 s, set-up 19 s
+#   0335274 (2026-12-03), ef1ee9e and these comments           10 min 21 s (1,132 CPU s); pytest 586 s, 3,023 tests
 # (two runs of the same tests a few minutes apart differ by 10 %, and pip's set-up alone took 45 to 116 s: measure
 # twice before crediting a change)
 # What paid: uv installing the lock (19 s of set-up where pip's took 45 to 116 s); --dist loadgroup with the
@@ -133,8 +134,9 @@ test: lint
 # the edit-test loop: everything but the browser and the slow tests: no site build, and no oracle (transformers,
 # diffusers, FlopCounterMode), figure or benchmark test (tests/conftest.py marks them; make test runs them). A run of
 # all of it fails if a module of src/chapter2 or docs/hooks, or a snippet, loses its last fast test
-# (tests/_fast_coverage.py). Quiet, 2026-12-02 at 1afac86 (2 cores, nothing else running): 2,208 tests, 31 s wall,
-# 63 s CPU (user+sys), pytest alone. Measured 2026-12-02 on the project's 2-core machine shared by six engineers running
+# (tests/_fast_coverage.py). Quiet, 2 cores, nothing else running: 2,241 tests, 27 s wall, 49 s CPU, the whole
+# `make test-fast` (2026-12-03 at 0335274, a fresh clone); 2,208 tests, 31 s wall, 63 s CPU (user+sys), pytest alone
+# (2026-12-02 at 1afac86). Measured 2026-12-02 on the project's 2-core machine shared by six engineers running
 # builds and tests (load average 13 to 36, so wall times are several times a quiet run's; CPU seconds compare):
 # 2,134 tests in 57 s CPU (user+sys), 298 s wall; the same command just before the markers (efd2085): 2,654
 # tests in 130 s CPU, 1,704 s wall, back to back. Earlier quiet runs took 0.52 to 0.57 of their CPU seconds in
