@@ -141,10 +141,10 @@ def test_export_and_python_of_every_calculator(watched, site_dir):
     by_page: dict[str, list[str]] = {}
     for name, path in sorted(calculator_pages(site_dir, set(calculators.REGISTRY)).items()):
         by_page.setdefault(path, []).append(name)
+    watched.page.context.grant_permissions(["clipboard-read", "clipboard-write"])  # one tab for the whole sweep
     page = None
     for path, names in by_page.items():
         page = visit(watched, path, page)
-        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
         open_workbenches(page)
         for name in names:
             calc = page.locator(f'[data-calculator="{name}"]')
