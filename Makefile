@@ -15,7 +15,7 @@ TORCH_INDEX ?=
 .PHONY: setup lock serve build lint lint-workflows test test-fast bench clean
 
 # The three set-ups at once: pip, npm and apt write to different places, so npm's packages (6 to 13 s here) and a
-# fresh machine's Chromium download come in while pip installs. Each one's output shows whole when it ends.
+# fresh machine's Chromium download come in while the venv installs. Each one's output shows whole when it ends.
 setup:
 	@$(MAKE) --no-print-directory -j3 --output-sync=target .venv/.installed node_modules/.installed chromium
 
@@ -99,8 +99,8 @@ lint-workflows:
 
 # everything, the fast tests first (their failures show within a minute), then the slow and browser tests on
 # one shared site build. The goal of issue 30 item 6 is a fresh make test within 12 minutes on a quiet 2-core
-# machine: reached since ef1ee9e (10 min 18 s and 10 min 21 s), set-up by uv. `CI=true bash .ci/run` on a fresh clone, the
-# project's 2-core machine quiet:
+# machine: reached since ef1ee9e (three runs, 10 min 18 s to 11 min 7 s), set-up by uv. `CI=true bash .ci/run` on a
+# fresh clone, the project's 2-core machine quiet:
 #   before item 6 (2026-12-01)                         17 min 42 s whole run (CI's pytest: 1,252 s, 2,876 tests)
 #   dd3c4c6 (2026-12-03), the browser tests in chromium  pytest 1,005 s, 3,023 tests (pytest alone at a50dec4: 969 s)
 #   1923fda (2026-12-03), in chromium-headless-shell     15 min 17 s whole run (1,697 CPU s); pytest 847 s, 3,022 tests
@@ -117,6 +117,7 @@ lint-workflows:
 #   466003c (2026-12-03), sweeps by instant navigation         12 min 43 s (1,336 CPU s); pytest 660 s, set-up 90 s
 #   ef1ee9e (2026-12-03), 466003c with set-up by uv            10 min 18 s (1,125 CPU s); pytest 588 s, set-up 19 s
 #   0335274 (2026-12-03), ef1ee9e and these comments           10 min 21 s (1,132 CPU s); pytest 586 s, 3,023 tests
+#   1ff46d5 (2026-12-03), the same tests                       11 min 7 s (1,224 CPU s); pytest 633 s, 3,023 tests
 # (two runs of the same tests a few minutes apart differ by 10 %, and pip's set-up alone took 45 to 116 s: measure
 # twice before crediting a change)
 # What paid: uv installing the lock (19 s of set-up where pip's took 45 to 116 s); --dist loadgroup with the
